@@ -1,0 +1,30 @@
+"""Shared fixtures: where the real data lives, and whether the embedded model is installed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def _data_dir() -> Path | None:
+    env = os.environ.get("JUDGELAB_DATA_DIR")
+    candidates = [Path(env)] if env else []
+    candidates.append(REPO.parent / "shared" / "data")
+    for c in candidates:
+        if (c / "README.md").exists() or any(c.glob("*")):
+            return c
+    return None
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The folder holding LLMBar/, LLM_summeval/, OpenQA-eval/ (CI: ../shared/data)."""
+    d = _data_dir()
+    if d is None:
+        pytest.fail("no data folder: set JUDGELAB_DATA_DIR to a copy of the shared data (CI uses ../shared/data)")
+    return d
