@@ -1,0 +1,116 @@
+"""Shared input handling: arrays or ``data=`` + column names (or judge names), NaN dropped pairwise.
+
+Rules every public statistic follows:
+- ``data`` given and a variable is a string: it names a column of ``data``; on a judgments table
+  a string that is not a column names a judge, and the table is paired with :func:`pair_judges`.
+- A frame with a ``status`` column contributes only rows with status "ok"; the count of
+  excluded rows is reported (``n_unscored_excluded``).
+- Rows where any variable (or the cluster) is missing are dropped together and counted
+  (``n_missing_dropped``); the statistic reports the ``n`` it actually used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgelab.stats.pairing import UNSCORED_ATTR, is_judgments_table, pair_judges
+
+
+@dataclass
+class Resolved:
+    """Variables after resolution: equal-length arrays with missing rows removed."""
+
+    values: dict[str, np.ndarray]
+    cluster: np.ndarray | None
+    cluster_name: str | None
+    n_missing_dropped: int
+    n_unscored_excluded: int | None
+
+    @property
+    def n(self) -> int:
+        return len(next(iter(self.values.values())))
+
+    def context(self) -> dict[str, Any]:
+        """The input-accounting columns every result row carries."""
+        ctx: dict[str, Any] = {"n_missing_dropped": self.n_missing_dropped}
+        if self.n_unscored_excluded is not None:
+            ctx["n_unscored_excluded"] = self.n_unscored_excluded
+        return ctx
+
+
+def resolve(
+    data: pd.DataFrame | None,
+    variables: Mapping[str, Any],
+    *,
+    cluster: Any = None,
+    numeric: bool = True,
+) -> Resolved:
+    """Resolve named variables (arrays or column/judge names) into aligned, missing-free arrays."""
+    n_unscored: int | None = None
+    cluster_name = cluster if isinstance(cluster, str) else None
+    if data is not None:
+        if not isinstance(data, pd.DataFrame):
+            raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+        names = [v for v in variables.values() if v is not None]
+        if is_judgments_table(data) and names and all(isinstance(v, str) and v not in data.columns for v in names):
+            keep = [cluster] if isinstance(cluster, str) and cluster in data.columns else []
+            data = pair_judges(data, names, keep=[k for k in keep if k not in ("item_id", "criterion", "side")])
+            n_unscored = data.attrs.get(UNSCORED_ATTR)
+        elif "status" in data.columns:
+            ok = (data["status"] == "ok").fillna(False).to_numpy(dtype=bool)
+            n_unscored = int((~ok).sum())
+            data = data[ok]
+        elif UNSCORED_ATTR in data.attrs:
+            n_unscored = int(data.attrs[UNSCORED_ATTR])
+    arrays = {name: _column(value, data, name, numeric) for name, value in variables.items()}
+    cluster_arr = None if cluster is None else _column(cluster, data, "cluster", numeric=False)
+    lengths = {name: len(a) for name, a in arrays.items()}
+    if cluster_arr is not None:
+        lengths["cluster"] = len(cluster_arr)
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"inputs have different lengths: {lengths}")
+    missing = np.zeros(next(iter(lengths.values())), dtype=bool)
+    for a in arrays.values():
+        missing |= _isna(a)
+    if cluster_arr is not None:
+        missing |= _isna(cluster_arr)
+    keep_rows = ~missing
+    return Resolved(
+        values={name: a[keep_rows] for name, a in arrays.items()},
+        cluster=None if cluster_arr is None else cluster_arr[keep_rows],
+        cluster_name=cluster_name if cluster_arr is not None else None,
+        n_missing_dropped=int(missing.sum()),
+        n_unscored_excluded=n_unscored,
+    )
+
+
+def _column(value: Any, data: pd.DataFrame | None, name: str, numeric: bool) -> np.ndarray:
+    if isinstance(value, str):
+        if data is None:
+            raise ValueError(f"{name}={value!r} is a column name, but no data= frame was given")
+        if value not in data.columns:
+            raise ValueError(f"column {value!r} (given as {name}) is not in the data frame")
+        series = data[value]
+    elif value is None:
+        raise ValueError(f"{name} is required")
+    else:
+        series = pd.Series(np.asarray(value, dtype=object) if not numeric else value)
+    if series.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional")
+    if not numeric:
+        return series.astype(object).where(series.notna(), None).to_numpy(dtype=object)
+    converted = pd.to_numeric(series, errors="coerce")
+    bad = converted.isna() & series.notna()
+    if bad.any():
+        example = series[bad].iloc[0]
+        raise ValueError(f"{name} holds non-numeric values (e.g. {example!r})")
+    return converted.to_numpy(dtype="float64", na_value=np.nan)
+
+
+def _isna(a: np.ndarray) -> np.ndarray:
+    return np.asarray(pd.isna(a), dtype=bool)
