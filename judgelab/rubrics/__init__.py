@@ -1,0 +1,36 @@
+"""Rubrics as data: validated YAML specs + Jinja templates, with verdict rules run by the library.
+
+Public API: :func:`load_rubric`, :func:`list_rubrics`, :func:`describe_rubric`,
+:class:`RubricSpecError`, and the contract types from :mod:`judgelab.rubrics.base`.
+"""
+
+from judgelab.rubrics.base import (
+    JudgeRequest,
+    MissingFieldError,
+    ParsedRow,
+    ParseFailure,
+    RowKey,
+    Rubric,
+    check_fields,
+)
+from judgelab.rubrics.registry import describe_rubric, example_items, list_rubrics, load_rubric
+from judgelab.rubrics.spec import RubricSpec, RubricSpecError, parse_spec_text
+from judgelab.verdicts import combine_swapped_passes
+
+__all__ = [
+    "JudgeRequest",
+    "MissingFieldError",
+    "ParseFailure",
+    "ParsedRow",
+    "RowKey",
+    "Rubric",
+    "RubricSpec",
+    "RubricSpecError",
+    "check_fields",
+    "combine_swapped_passes",
+    "describe_rubric",
+    "example_items",
+    "list_rubrics",
+    "load_rubric",
+    "parse_spec_text",
+]

@@ -1,0 +1,110 @@
+"""Built-in rubric names, rubric kinds (spec -> code), and loading by name or path."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from typing import Any
+
+from judgelab.rubrics.common import SpecRubric
+from judgelab.rubrics.spec import RubricSpecError, load_spec_file
+
+BUILTIN_DIR = Path(__file__).parent / "builtin"
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "data" / "examples"
+
+
+# rubric kind -> "module:Class"; imported on demand so that loading one rubric imports only its code
+KINDS: dict[str, str] = {
+    "direct_score": "judgelab.rubrics.generic:DirectScoreRubric",
+    "pairwise": "judgelab.rubrics.generic:PairwiseRubric",
+    "chess_commentary": "judgelab.rubrics.chess_commentary:ChessCommentaryRubric",
+    "unified_judge": "judgelab.rubrics.unified_judge:UnifiedJudgeRubric",
+    "reference_gold": "judgelab.rubrics.reference_gold:ReferenceGoldRubric",
+    "editorial_summary": "judgelab.rubrics.editorial_summary:EditorialSummaryRubric",
+}
+
+
+def rubric_class(kind: str) -> type[SpecRubric]:
+    if kind not in KINDS:
+        raise RubricSpecError(f"unknown rubric kind {kind!r}; known: {', '.join(sorted(KINDS))}")
+    module_name, class_name = KINDS[kind].split(":")
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def list_rubrics() -> list[str]:
+    """Names of the built-in rubrics."""
+    return sorted(p.stem for p in BUILTIN_DIR.glob("*.yaml"))
+
+
+def resolve_rubric_path(name_or_path: str | Path) -> Path:
+    """A built-in name -> its YAML; a path -> itself. Unknown names fail with the list of names."""
+    text = str(name_or_path)
+    if text in list_rubrics():
+        return BUILTIN_DIR / f"{text}.yaml"
+    path = Path(name_or_path)
+    if path.suffix in {".yaml", ".yml"} or path.exists():
+        if not path.exists():
+            raise RubricSpecError(f"rubric file not found: {path}")
+        return path
+    raise RubricSpecError(f"unknown rubric {text!r}; built-in rubrics: {', '.join(list_rubrics())} (or give a YAML path)")
+
+
+def load_rubric(name_or_path: str | Path, **params: Any) -> SpecRubric:
+    """Load a built-in rubric by name, or a user rubric from a YAML file, with parameters applied.
+
+    Parameters depend on the rubric kind, e.g. ``language="it"``, ``few_shot=3`` and
+    ``few_shot_pool=...`` (editorial_summary), ``degraded=True`` (reference_gold),
+    ``criteria=[...]``, ``weights={...}``, ``scale=10`` (direct_score / pairwise),
+    ``temperature=0.0`` (all). Unknown parameters fail with the list the rubric accepts.
+    """
+    path = resolve_rubric_path(name_or_path)
+    spec = load_spec_file(path)
+    if spec.kind not in KINDS:
+        raise RubricSpecError(f"{path}: field 'kind': unknown rubric kind {spec.kind!r}; known: {', '.join(sorted(KINDS))}")
+    return rubric_class(spec.kind)(spec, path.parent, **params)
+
+
+def example_items(name: str) -> list[dict[str, Any]]:
+    """The example items of a rubric: data/examples/<name>.jsonl (repo checkout) else the spec's example."""
+    path = EXAMPLES_DIR / f"{name}.jsonl"
+    if path.exists():
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return []
+
+
+def describe_rubric(name_or_path: str | Path, **params: Any) -> str:
+    """Human-readable spec plus a rendered example prompt (for `judgelab rubrics show NAME`)."""
+    rubric = load_rubric(name_or_path, **params)
+    spec = rubric.spec
+    lines = [
+        f"{spec.name} v{spec.version}  (kind: {spec.kind}, mode: {spec.mode})",
+        f"source: {spec.source}" if spec.source else "",
+        spec.description.strip(),
+        "",
+        f"required fields: {', '.join(spec.required_fields)}"
+        + (f"; optional: {', '.join(spec.optional_fields)}" if spec.optional_fields else ""),
+        f"scale: {spec.scale.min}-{spec.scale.max}" if spec.scale else "scale: (see criteria)",
+        f"output format: {spec.output.format}" + (f" - {spec.output.description}" if spec.output.description else ""),
+        f"verdict rule: {spec.verdict.rule}",
+        f"default temperature: {spec.temperature}" if spec.temperature is not None else "default temperature: (model default)",
+        f"fingerprint: {rubric.fingerprint()}",
+        "",
+        "criteria:",
+    ]
+    for c in spec.criteria:
+        lines.append(f"  - {c.name} (weight {c.weight:g}): {c.definition.strip().splitlines()[0]}")
+    items = example_items(spec.name) or ([spec.example] if spec.example else [])
+    lines.append("")
+    if not items:
+        lines.append("(no example item: add data/examples/<name>.jsonl or an `example:` block to render a prompt)")
+        return "\n".join(lines)
+    item = items[0]
+    all_requests = rubric.requests(item)
+    request = all_requests[0]
+    lines.append(f"example prompt (item {item.get('item_id', '?')}, first of {len(all_requests)} request(s)):")
+    for m in request.messages:
+        lines.append(f"--- {m['role']} ---")
+        lines.append(m["content"])
+    lines.append(f"--- expected rows: {', '.join(k.criterion + (':' + k.side if k.side else '') for k in request.expected_rows)}")
+    return "\n".join(lines)

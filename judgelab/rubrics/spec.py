@@ -1,0 +1,213 @@
+"""The rubric spec: a validated YAML document (criteria, scale, output format, templates, rule).
+
+A malformed file fails with :class:`RubricSpecError` naming the field and the YAML line, found
+by walking PyYAML's node tree (which keeps each node's start mark) along pydantic's error path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+RUBRIC_NAME = r"^[A-Za-z][A-Za-z0-9_\-]*$"
+CRITERION_NAME = r"^[a-z][a-z0-9_]*$"
+
+
+class RubricSpecError(ValueError):
+    """A rubric spec that cannot be used; the message names the file, field and line."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SubCriterion(_Strict):
+    name: str
+    description: str
+
+
+class Criterion(_Strict):
+    name: str = Field(pattern=CRITERION_NAME)
+    title: str | None = None  # display name, e.g. "Faithfulness to provided context"
+    definition: str = Field(min_length=1)
+    sub_criteria: list[SubCriterion] = Field(default_factory=list)
+    # level -> description; a list when the seed gives several sentences per level
+    anchors: dict[int, str | list[str]] = Field(default_factory=dict)
+    weight: float = Field(default=1.0, ge=0)
+
+    @property
+    def label(self) -> str:
+        return self.title or self.name.replace("_", " ").capitalize()
+
+    def anchor_lines(self, level: int) -> list[str]:
+        value = self.anchors.get(level, [])
+        return [value] if isinstance(value, str) else list(value)
+
+
+class Scale(_Strict):
+    min: int
+    max: int
+    anchors: dict[int, str] = Field(default_factory=dict)  # global level descriptions
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Scale:
+        if self.min >= self.max:
+            raise ValueError(f"scale min ({self.min}) must be below max ({self.max})")
+        for level in self.anchors:
+            if not self.min <= level <= self.max:
+                raise ValueError(f"anchor level {level} is outside the scale {self.min}-{self.max}")
+        return self
+
+    @property
+    def bounds(self) -> tuple[int, int]:
+        return (self.min, self.max)
+
+
+class OutputSpec(_Strict):
+    format: Literal["json", "csv_line", "pattern"]
+    description: str | None = None  # what the seed asks for, shown in `rubrics show`
+    json_schema: dict[str, Any] | None = None  # sent as response_format when the provider supports it
+
+
+class Templates(_Strict):
+    user: str  # a file name ending in .j2 (relative to the spec file) or inline Jinja text
+    system: str | None = None
+
+
+class FewShot(_Strict):
+    k: int = Field(default=0, ge=0)
+    slot: str = "few_shot_examples"
+
+
+class VerdictSpec(_Strict):
+    rule: str  # documented name of the rule the rubric's code applies
+    tie_break: list[str] = Field(default_factory=list)
+    pass_threshold: float | None = None
+    cap_when_incorrect: float | None = None
+
+
+class RubricSpec(_Strict):
+    name: str = Field(pattern=RUBRIC_NAME)
+    version: str
+    kind: str  # which rubric implementation runs this spec (see judgelab.rubrics.registry)
+    mode: Literal["direct", "pairwise", "reference"]
+    description: str = ""
+    source: str = ""  # the seed document the rubric is faithful to
+    required_fields: list[str] = Field(min_length=1)
+    optional_fields: list[str] = Field(default_factory=list)
+    criteria: list[Criterion] = Field(min_length=1)
+    scale: Scale | None = None
+    output: OutputSpec
+    templates: Templates
+    verdict: VerdictSpec
+    few_shot: FewShot = Field(default_factory=FewShot)
+    language: str = "en"
+    temperature: float | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    options: dict[str, Any] = Field(default_factory=dict)  # kind-specific data (modules, keywords, ...)
+    # the item fields holding the judged (untrusted, perturbable) texts; pairwise: [A's field, B's field]
+    candidate_fields: list[str] = Field(default_factory=list)
+    example: dict[str, Any] | None = None  # an item used by `rubrics show` when no example file exists
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, int | float) else v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RubricSpec:
+        names = [c.name for c in self.criteria]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"criterion names must be unique; repeated: {dupes}")
+        if self.scale is not None:
+            for c in self.criteria:
+                for level in c.anchors:
+                    if not self.scale.min <= level <= self.scale.max:
+                        raise ValueError(f"criterion {c.name!r} has an anchor for level {level}, outside the scale")
+        for f in self.candidate_fields:
+            if f not in self.required_fields:
+                raise ValueError(f"candidate field {f!r} is not among required_fields")
+        if self.mode == "pairwise" and len(self.candidate_fields) != 2:
+            raise ValueError("a pairwise rubric needs exactly two candidate_fields (A's, then B's)")
+        if sum(c.weight for c in self.criteria) <= 0:
+            raise ValueError("criterion weights sum to zero")
+        for name in self.verdict.tie_break:
+            if name not in names:
+                raise ValueError(f"verdict.tie_break names unknown criterion {name!r}")
+        return self
+
+    def criterion(self, name: str) -> Criterion:
+        for c in self.criteria:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+# ------------------------------------------------------------------------------ YAML loading
+def load_spec_file(path: Path) -> RubricSpec:
+    """Read and validate a rubric YAML file."""
+    if not path.exists():
+        raise RubricSpecError(f"rubric file not found: {path}")
+    return parse_spec_text(path.read_text(encoding="utf-8"), where=str(path))
+
+
+def parse_spec_text(text: str, where: str = "<rubric>") -> RubricSpec:
+    """Validate YAML text as a RubricSpec; errors name the field and its line."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise RubricSpecError(f"{where}: invalid YAML{line}: {problem}") from None
+    if not isinstance(data, dict):
+        raise RubricSpecError(f"{where}: a rubric file must be a YAML mapping (name, version, criteria, ...)")
+    return validate_spec_data(data, where=where, root=root)
+
+
+def validate_spec_data(data: dict[str, Any], where: str = "<rubric>", root: yaml.Node | None = None) -> RubricSpec:
+    try:
+        return RubricSpec.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        field = _format_loc(loc)
+        line = _line_of(root, loc)
+        msg = err["msg"]
+        if err["type"] == "missing":
+            msg = "required field is missing"
+        elif err["type"] == "extra_forbidden":
+            msg = "unknown field (check the spelling)"
+        more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
+        raise RubricSpecError(f"{where}: field '{field}'{line}: {msg}{more}") from None
+
+
+def _format_loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "<root>"
+
+
+def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> str:
+    """The line of the deepest YAML node along ``loc`` (the parent's line for a missing key)."""
+    node, best = root, root
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next(((k, v) for k, v in node.value if str(k.value) == str(part)), None)
+            if match is None:
+                break
+            best, node = match  # a mapping entry is reported at its key's line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            best = node = node.value[part]
+        else:
+            break
+    return "" if best is None else f" (line {best.start_mark.line + 1})"
