@@ -30,6 +30,7 @@ class Resolved:
     cluster_name: str | None
     n_missing_dropped: int
     n_unscored_excluded: int | None
+    labels: dict[str, np.ndarray]
 
     @property
     def n(self) -> int:
@@ -48,9 +49,14 @@ def resolve(
     variables: Mapping[str, Any],
     *,
     cluster: Any = None,
+    labels: Mapping[str, Any] | None = None,
     numeric: bool = True,
 ) -> Resolved:
-    """Resolve named variables (arrays or column/judge names) into aligned, missing-free arrays."""
+    """Resolve named variables (arrays or column/judge names) into aligned, missing-free arrays.
+
+    ``labels`` are extra grouping columns (system, item ...), kept as objects and aligned too.
+    """
+    labels = dict(labels or {})
     n_unscored: int | None = None
     cluster_name = cluster if isinstance(cluster, str) else None
     if data is not None:
@@ -58,8 +64,10 @@ def resolve(
             raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
         names = [v for v in variables.values() if v is not None]
         if is_judgments_table(data) and names and all(isinstance(v, str) and v not in data.columns for v in names):
-            keep = [cluster] if isinstance(cluster, str) and cluster in data.columns else []
-            data = pair_judges(data, names, keep=[k for k in keep if k not in ("item_id", "criterion", "side")])
+            wanted = [cluster, *labels.values()]
+            keep = [k for k in wanted if isinstance(k, str) and k in data.columns]
+            keep = list(dict.fromkeys(k for k in keep if k not in ("item_id", "criterion", "side")))
+            data = pair_judges(data, names, keep=keep)
             n_unscored = data.attrs.get(UNSCORED_ATTR)
         elif "status" in data.columns:
             ok = (data["status"] == "ok").fillna(False).to_numpy(dtype=bool)
@@ -69,7 +77,8 @@ def resolve(
             n_unscored = int(data.attrs[UNSCORED_ATTR])
     arrays = {name: _column(value, data, name, numeric) for name, value in variables.items()}
     cluster_arr = None if cluster is None else _column(cluster, data, "cluster", numeric=False)
-    lengths = {name: len(a) for name, a in arrays.items()}
+    label_arrs = {name: _column(value, data, name, numeric=False) for name, value in labels.items()}
+    lengths = {name: len(a) for name, a in {**arrays, **label_arrs}.items()}
     if cluster_arr is not None:
         lengths["cluster"] = len(cluster_arr)
     if len(set(lengths.values())) > 1:
@@ -79,6 +88,8 @@ def resolve(
         missing |= _isna(a)
     if cluster_arr is not None:
         missing |= _isna(cluster_arr)
+    for a in label_arrs.values():
+        missing |= _isna(a)
     keep_rows = ~missing
     return Resolved(
         values={name: a[keep_rows] for name, a in arrays.items()},
@@ -86,6 +97,7 @@ def resolve(
         cluster_name=cluster_name if cluster_arr is not None else None,
         n_missing_dropped=int(missing.sum()),
         n_unscored_excluded=n_unscored,
+        labels={name: a[keep_rows] for name, a in label_arrs.items()},
     )
 
 

@@ -1,0 +1,234 @@
+"""Meta-evaluation levels: how well judge scores track human scores, at the level a study cares about.
+
+- pooled: one correlation over all rows (:func:`judgelab.stats.correlation`);
+- group level ("summary level" of SummEval / G-Eval): correlate within each group (document),
+  skip groups where either side is constant, average the correlations;
+- system level: mean score per system, then correlate the system means;
+- system-pair accuracy: the share of system pairs that judge and humans order the same way.
+
+System-level CIs resample *items* (all systems' rows of an item together), the unit whose
+sampling the conclusion should survive.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from judgelab.stats._inputs import resolve
+from judgelab.stats._tidy import join_notes, result_row, tidy_frame
+from judgelab.stats.bootstrap import (
+    DEFAULT_RESAMPLES,
+    Interval,
+    Seed,
+    bootstrap,
+    mean_statistic,
+    rowwise_pearson,
+)
+from judgelab.stats.correlation import CorrelationMethod, correlate, correlation_row, metric_name
+
+
+def per_group_correlations(
+    x: Any,
+    y: Any,
+    group: Any,
+    *,
+    data: pd.DataFrame | None = None,
+    method: CorrelationMethod = "spearman",
+    variant: str = "b",
+) -> pd.DataFrame:
+    """One row per group: the within-group correlation and p-value, or NaN with the reason it was skipped."""
+    res = resolve(data, {"x": x, "y": y}, labels={"group": group})
+    frame = pd.DataFrame({"x": res.values["x"], "y": res.values["y"], "group": res.labels["group"]})
+    rows = []
+    for key, part in frame.groupby("group", sort=True):
+        estimate, p_value, note = correlate(part["x"].to_numpy(), part["y"].to_numpy(), method, variant)
+        rows.append(result_row(metric_name(method, variant), estimate, n=len(part), p_value=p_value,
+                               method=f"within-group {method} correlation", note=note, group=key,
+                               skipped=not np.isfinite(estimate)))
+    return tidy_frame(rows)
+
+
+def group_level_correlation(
+    x: Any,
+    y: Any,
+    group: Any,
+    *,
+    data: pd.DataFrame | None = None,
+    method: CorrelationMethod = "spearman",
+    variant: str = "b",
+    interval: Interval = "percentile",
+    n_resamples: int = DEFAULT_RESAMPLES,
+    ci_level: float = 0.95,
+    seed: Seed = 0,
+) -> pd.DataFrame:
+    """Correlate within each group, skip groups where either side is constant (or n < 2), average.
+
+    The CI resamples groups (their correlations are the units being averaged); no p-value.
+    """
+    per_group = per_group_correlations(x, y, group, data=data, method=method, variant=variant)
+    used = per_group[~per_group["skipped"]]
+    values = used["estimate"].to_numpy()
+    boot = bootstrap(mean_statistic(values), len(values), n_resamples=n_resamples, ci_level=ci_level,
+                     interval=interval, seed=seed, return_distribution=False)
+    res = resolve(data, {"x": x, "y": y}, labels={"group": group})
+    note = "" if len(values) else "no group had variation on both sides"
+    row = result_row(
+        f"group_mean_{metric_name(method, variant)}", float(values.mean()) if len(values) else np.nan,
+        n=len(values), method=f"mean of within-group {method} correlations over groups where both sides vary; "
+        f"CI: {boot.method} over groups", note=join_notes(note, boot.note), **boot.fields(),
+        n_groups_used=len(values), n_groups_skipped=int(per_group["skipped"].sum()), n_rows=res.n, **res.context())
+    return tidy_frame([row])
+
+
+def _item_system_matrices(
+    x: np.ndarray, y: np.ndarray, system: np.ndarray, item: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+    """(items x systems) sums-ready matrices of x and y (NaN where absent); one pseudo-item per row if no item."""
+    frame = pd.DataFrame({"x": x, "y": y, "system": system,
+                          "item": item if item is not None else np.arange(len(x))})
+    if frame.duplicated(subset=["item", "system"]).any():
+        frame = frame.groupby(["item", "system"], sort=True, as_index=False)[["x", "y"]].mean()
+    wide_x = frame.pivot(index="item", columns="system", values="x")
+    wide_y = frame.pivot(index="item", columns="system", values="y").reindex_like(wide_x)
+    return wide_x.to_numpy(dtype=float), wide_y.to_numpy(dtype=float), list(wide_x.columns)
+
+
+def _system_means_statistic(mx: np.ndarray, my: np.ndarray, reduce: Any) -> Any:
+    """Index statistic over items: system means from resampled items (via counts), then ``reduce``."""
+    filled_x, filled_y = np.nan_to_num(mx), np.nan_to_num(my)
+    present = (~np.isnan(mx)).astype(float)
+    n_items = mx.shape[0]
+
+    def stat(idx: np.ndarray) -> np.ndarray:
+        offsets = (np.arange(idx.shape[0]) * n_items)[:, None]
+        weights = np.bincount((idx + offsets).ravel(), minlength=idx.shape[0] * n_items).reshape(-1, n_items)
+        counts = weights @ present
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return reduce((weights @ filled_x) / counts, (weights @ filled_y) / counts)
+
+    return stat
+
+
+def _rowwise_correlation(method: CorrelationMethod, variant: str) -> Any:
+    def reduce(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if method == "pearson":
+            return rowwise_pearson(a, b)
+        if method == "spearman":
+            return rowwise_pearson(stats.rankdata(a, axis=1), stats.rankdata(b, axis=1))
+        return np.array([stats.kendalltau(r, s, variant=variant).statistic for r, s in zip(a, b, strict=True)])
+
+    return reduce
+
+
+def _pair_agreement(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Share of system pairs ordered the same way (a tie agrees only with a tie); rows of (B, S)."""
+    i, j = np.triu_indices(a.shape[1], k=1)
+    return (np.sign(a[:, i] - a[:, j]) == np.sign(b[:, i] - b[:, j])).mean(axis=1)
+
+
+def system_level_correlation(
+    x: Any,
+    y: Any,
+    system: Any,
+    *,
+    item: Any = None,
+    data: pd.DataFrame | None = None,
+    method: CorrelationMethod = "spearman",
+    variant: str = "b",
+    interval: Interval = "percentile",
+    n_resamples: int = DEFAULT_RESAMPLES,
+    ci_level: float = 0.95,
+    seed: Seed = 0,
+) -> pd.DataFrame:
+    """Correlation of per-system mean scores (judge ``x`` vs human ``y``), p from scipy over systems.
+
+    With ``item`` the CI resamples items (each carrying all its systems' rows); without it, rows.
+    """
+    labels = {"system": system} if item is None else {"system": system, "item": item}
+    res = resolve(data, {"x": x, "y": y}, labels=labels)
+    mx, my, systems = _item_system_matrices(res.values["x"], res.values["y"], res.labels["system"],
+                                            res.labels.get("item"))
+    with np.errstate(invalid="ignore"):
+        means_x, means_y = np.nanmean(mx, axis=0), np.nanmean(my, axis=0)
+    estimate, p_value, note = correlate(means_x, means_y, method, variant)
+    stat = _system_means_statistic(mx, my, _rowwise_correlation(method, variant))
+    boot = bootstrap(stat, mx.shape[0], n_resamples=n_resamples, ci_level=ci_level, interval=interval, seed=seed,
+                     return_distribution=False)
+    unit = "items" if item is not None else "rows"
+    row = result_row(
+        f"system_{metric_name(method, variant)}", estimate, n=len(systems), p_value=p_value,
+        method=f"{method} correlation of per-system means ({len(systems)} systems), p over systems; "
+        f"CI: {boot.method} over {unit}", note=join_notes(note, boot.note), **boot.fields(),
+        n_systems=len(systems), n_items=mx.shape[0], n_rows=res.n, **res.context())
+    return tidy_frame([row])
+
+
+def system_pair_accuracy(
+    x: Any,
+    y: Any,
+    system: Any,
+    *,
+    item: Any = None,
+    data: pd.DataFrame | None = None,
+    interval: Interval = "percentile",
+    n_resamples: int = DEFAULT_RESAMPLES,
+    ci_level: float = 0.95,
+    seed: Seed = 0,
+) -> pd.DataFrame:
+    """Share of system pairs that judge means (``x``) and human means (``y``) order the same way.
+
+    A pair counts as agreeing when the signs of the two mean differences match (so a tie agrees
+    only with a tie). CI by bootstrap over items (or rows); no p-value (pairs are not independent).
+    """
+    labels = {"system": system} if item is None else {"system": system, "item": item}
+    res = resolve(data, {"x": x, "y": y}, labels=labels)
+    mx, my, systems = _item_system_matrices(res.values["x"], res.values["y"], res.labels["system"],
+                                            res.labels.get("item"))
+    n_pairs = len(systems) * (len(systems) - 1) // 2
+    note = "" if n_pairs else "fewer than 2 systems: no pairs"
+    with np.errstate(invalid="ignore"):
+        means_x, means_y = np.nanmean(mx, axis=0), np.nanmean(my, axis=0)
+    estimate = float(_pair_agreement(means_x[None], means_y[None])[0]) if n_pairs else np.nan
+    boot = bootstrap(_system_means_statistic(mx, my, _pair_agreement), mx.shape[0], n_resamples=n_resamples,
+                     ci_level=ci_level, interval=interval, seed=seed, return_distribution=False)
+    unit = "items" if item is not None else "rows"
+    row = result_row(
+        "system_pair_accuracy", estimate, n=n_pairs,
+        method=f"share of {n_pairs} system pairs with the same sign of mean difference (tie agrees only with tie); "
+        f"CI: {boot.method} over {unit}", note=join_notes(note, boot.note) if n_pairs else note,
+        **boot.fields(), n_systems=len(systems), n_items=mx.shape[0], **res.context())
+    return tidy_frame([row])
+
+
+def meta_evaluation(
+    x: Any,
+    y: Any,
+    *,
+    data: pd.DataFrame | None = None,
+    group: Any = None,
+    system: Any = None,
+    item: Any = None,
+    method: CorrelationMethod = "spearman",
+    variant: str = "b",
+    n_resamples: int = DEFAULT_RESAMPLES,
+    ci_level: float = 0.95,
+    seed: Seed = 0,
+) -> pd.DataFrame:
+    """Every level the inputs allow, one row each: pooled (clustered by ``group`` if given), group, system, pairs."""
+    common: dict[str, Any] = dict(n_resamples=n_resamples, ci_level=ci_level, seed=seed)
+    res = resolve(data, {"x": x, "y": y}, cluster=group)
+    frames = [tidy_frame([correlation_row(res, method, variant=variant, level="pooled", **common)])]
+    if group is not None:
+        frames.append(group_level_correlation(x, y, group, data=data, method=method, variant=variant, **common)
+                      .assign(level="group"))
+    if system is not None:
+        frames.append(system_level_correlation(x, y, system, item=item, data=data, method=method, variant=variant,
+                                               **common).assign(level="system"))
+        frames.append(system_pair_accuracy(x, y, system, item=item, data=data, **common).assign(level="system_pairs"))
+    combined = pd.concat(frames, ignore_index=True)
+    ordered = [c for c in combined.columns if c != "note"] + ["note"]
+    return combined[ordered].assign(note=combined["note"].fillna(""))
