@@ -1,0 +1,28 @@
+"""Loaders for released judge data: each returns a judgments table, item metadata and provenance.
+
+A local copy is read from ``data_dir=`` or ``$JUDGELAB_DATA_DIR`` (folders ``LLMBar/``,
+``LLM_summeval/``, ``OpenQA-eval/`` side by side); otherwise the needed files are downloaded
+from the source repository at the pinned commit and checked against committed sha256 sums.
+"""
+
+from judgelab.datasets.llmbar import llmbar, llmbar_combinations, llmbar_splits
+from judgelab.datasets.llmbar_published import (
+    llmbar_kappa,
+    llmbar_kappa_as_published,
+    llmbar_published_statistics,
+)
+from judgelab.datasets.result import DatasetResult
+from judgelab.datasets.sources import ChecksumError, DataNotFoundError, SourceInfo
+
+__all__ = [
+    "ChecksumError",
+    "DataNotFoundError",
+    "DatasetResult",
+    "SourceInfo",
+    "llmbar",
+    "llmbar_combinations",
+    "llmbar_kappa",
+    "llmbar_kappa_as_published",
+    "llmbar_published_statistics",
+    "llmbar_splits",
+]

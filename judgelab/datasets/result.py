@@ -1,0 +1,32 @@
+"""The small typed record every dataset loader returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from judgelab.datasets.sources import SourceInfo
+
+
+@dataclass(frozen=True)
+class DatasetResult:
+    """A released data set as judgelab sees it.
+
+    ``table`` is a validated judgments table (judge rows and human/gold rows side by side),
+    ``items`` one row per item with its texts and labels (``item_id`` joins the two), and
+    ``source`` the repository, commit, license and files the numbers came from.
+    """
+
+    name: str
+    table: pd.DataFrame
+    items: pd.DataFrame
+    source: SourceInfo
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return (
+            f"DatasetResult({self.name!r}: {len(self.table)} judgment rows, {len(self.items)} items, "
+            f"{self.source.repo}@{self.source.commit[:12]})"
+        )

@@ -1,0 +1,260 @@
+"""Pairwise judges against gold labels: accuracy in each presentation order, their mean,
+correct in both orders, and position consistency, each with n and an interval.
+
+Input is a judgments table holding pairwise verdict rows (``winner`` "A"/"B"/"TIE" in ORIGINAL
+labels; condition "original" and "swapped") and gold rows (by default ``judge == "gold"``).
+How a judge's ties and unscored rows (status other than "ok") count is the ``policy``:
+
+``"exclude"``
+    Ties and unscored verdicts leave the denominator. Per-order accuracy uses the items with
+    a scored A/B verdict in that order; correct-in-both and position consistency use items
+    with one in both orders; the mean pools every remaining verdict of both orders. Items
+    whose gold label is a tie are excluded too (a judge tie can never be counted).
+``"tie"``
+    An unscored verdict counts as a tie. A tie is correct only when the gold label is a tie,
+    and an item is position-consistent when both orders give the same verdict (two ties
+    included). All items stay in every denominator. This is LLMBar's published convention.
+``"wrong"``
+    Every tie and unscored verdict is a failure: never correct (unless the gold label is a
+    tie and the judge said tie) and never position-consistent. All items stay in.
+
+Intervals: per-order accuracy, correct-in-both and consistency are proportions of
+independent items, so their default interval is the exact Clopper-Pearson binomial one;
+the mean of the two orders uses both verdicts of the same item, so its interval is a
+percentile bootstrap that resamples items (clusters), seeded. ``ci="bootstrap"`` uses the
+item bootstrap for every row. ``p_value`` is the exact two-sided binomial test of the
+per-order accuracy against chance (0.5); other rows have no natural null and carry NaN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+Policy = Literal["exclude", "tie", "wrong"]
+POLICIES: tuple[Policy, ...] = ("exclude", "tie", "wrong")
+METRICS: tuple[str, ...] = (
+    "accuracy_original",
+    "accuracy_swapped",
+    "accuracy_mean",
+    "correct_both",
+    "position_consistency",
+)
+_VALID = ("A", "B", "TIE")
+
+
+def pairwise_accuracy(
+    table: pd.DataFrame,
+    policy: Policy = "exclude",
+    gold: str | Mapping[str, str] | pd.Series = "gold",
+    *,
+    by: Sequence[str] = ("run_id", "judge"),
+    conditions: tuple[str, str] = ("original", "swapped"),
+    ci: Literal["exact", "bootstrap"] = "exact",
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Accuracy against gold per order, their mean, correct-in-both and position consistency.
+
+    ``gold`` is the judge name of the gold rows in ``table`` or a mapping item_id -> "A"/"B"/"TIE".
+    Returns one row per group of ``by`` and metric, with estimate, ci_low, ci_high, p_value, n,
+    n_correct, n_excluded, policy, method.
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
+    if ci not in ("exact", "bootstrap"):
+        raise ValueError(f"ci must be 'exact' or 'bootstrap', not {ci!r}")
+    missing = [
+        c for c in ("item_id", "judge", "condition", "status", "winner", *by) if c not in table.columns
+    ]
+    if missing:
+        raise ValueError(f"pairwise table is missing columns: {', '.join(missing)}")
+    gold_by_item, gold_judge = _gold_labels(table, gold)
+    judged = table[table["judge"] != gold_judge] if gold_judge else table
+    judged = judged[judged["condition"].isin(conditions)]
+    if judged.empty:
+        raise ValueError(f"no judge rows with condition in {conditions} to score")
+    out = []
+    for key, group in judged.groupby(list(by), sort=True, dropna=False):
+        keys = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
+        verdicts = _verdict_matrix(group, conditions)
+        labels = gold_by_item.reindex(verdicts.index)
+        if labels.isna().any():
+            lacking = list(verdicts.index[labels.isna()][:5])
+            raise ValueError(f"{int(labels.isna().sum())} judged items have no gold label (first: {lacking})")
+        frame = _score(verdicts, labels.to_numpy(dtype=object), policy, ci, confidence, n_resamples, seed)
+        for col, value in keys.items():
+            frame.insert(0, col, value)
+        out.append(frame)
+    return pd.concat(out, ignore_index=True)
+
+
+def pairwise_policy_sensitivity(table: pd.DataFrame, **kwargs: object) -> pd.DataFrame:
+    """:func:`pairwise_accuracy` under every policy, side by side (one column block per policy)."""
+    by = list(kwargs.get("by", ("run_id", "judge")))  # type: ignore[call-overload]
+    wide = None
+    for policy in POLICIES:
+        res = pairwise_accuracy(table, policy=policy, **kwargs)  # type: ignore[arg-type]
+        block = res[[*by, "metric", "estimate", "ci_low", "ci_high", "n"]].rename(
+            columns={c: f"{c}_{policy}" for c in ("estimate", "ci_low", "ci_high", "n")}
+        )
+        wide = block if wide is None else wide.merge(block, on=[*by, "metric"], how="outer")
+    assert wide is not None
+    wide["metric"] = pd.Categorical(wide["metric"], categories=METRICS, ordered=True)
+    wide["spread"] = wide[[f"estimate_{p}" for p in POLICIES]].max(axis=1) - wide[
+        [f"estimate_{p}" for p in POLICIES]
+    ].min(axis=1)
+    return wide.sort_values([*by, "metric"]).reset_index(drop=True)
+
+
+def _gold_labels(
+    table: pd.DataFrame, gold: str | Mapping[str, str] | pd.Series
+) -> tuple[pd.Series, str | None]:
+    if isinstance(gold, str):
+        rows = table[(table["judge"] == gold) & (table["status"] == "ok")]
+        if rows.empty:
+            raise ValueError(f"no scored gold rows with judge == {gold!r} in the table")
+        pairs = rows[["item_id", "winner"]].drop_duplicates()
+        if pairs["item_id"].duplicated().any():
+            dup = list(pairs.loc[pairs["item_id"].duplicated(), "item_id"][:5])
+            raise ValueError(f"items with conflicting gold labels: {dup}")
+        series, judge_name = pd.Series(pairs["winner"].to_numpy(), index=pairs["item_id"].to_numpy()), gold
+    else:
+        series, judge_name = pd.Series(dict(gold) if not isinstance(gold, pd.Series) else gold), None
+    bad = ~series.isin(_VALID)
+    if bad.any():
+        raise ValueError(f"gold labels must be 'A', 'B' or 'TIE'; found {sorted(set(map(str, series[bad])))}")
+    return series.astype(object), judge_name
+
+
+def _verdict_matrix(group: pd.DataFrame, conditions: tuple[str, str]) -> pd.DataFrame:
+    """Item x condition verdicts: "A"/"B"/"TIE", or None for an unscored or missing verdict."""
+    dup = group.duplicated(subset=["item_id", "condition"])
+    if dup.any():
+        raise ValueError(
+            f"{int(dup.sum())} items have more than one verdict per condition in one group; "
+            "split repeats or criteria with `by`"
+        )
+    scored = group["status"] == "ok"
+    bad = scored & ~group["winner"].isin(_VALID)
+    if bad.any():
+        raise ValueError(
+            f"scored rows must have winner 'A', 'B' or 'TIE'; found {sorted(set(map(str, group.loc[bad, 'winner'])))}"
+        )
+    verdict = group["winner"].astype(object).where(scored, None)
+    wide = pd.DataFrame(
+        {
+            "item_id": group["item_id"].to_numpy(),
+            "condition": group["condition"].to_numpy(),
+            "verdict": verdict.to_numpy(),
+        }
+    )
+    matrix = wide.pivot(index="item_id", columns="condition", values="verdict")
+    return matrix.reindex(columns=list(conditions)).astype(object).where(matrix.notna(), None)
+
+
+def _score(
+    verdicts: pd.DataFrame,
+    gold: np.ndarray,
+    policy: Policy,
+    ci: str,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+) -> pd.DataFrame:
+    v = verdicts.to_numpy(dtype=object)
+    unscored = np.vectorize(lambda x: x is None, otypes=[bool])(v)
+    if policy == "tie":
+        v = np.where(unscored, "TIE", v)
+    is_tie = v == "TIE"
+    gold_col = gold[:, None]
+    if policy == "exclude":
+        usable = ~unscored & ~is_tie & (gold_col != "TIE")
+        correct = usable & (v == gold_col)
+    elif policy == "tie":
+        usable = np.ones_like(unscored)
+        correct = v == gold_col
+    else:  # wrong
+        usable = np.ones_like(unscored)
+        correct = ~unscored & (v == gold_col) & (~is_tie | (gold_col == "TIE"))
+    both_usable = usable.all(axis=1)
+    if policy == "wrong":
+        consistent = ~unscored.any(axis=1) & ~is_tie.any(axis=1) & (v[:, 0] == v[:, 1])
+    else:
+        consistent = both_usable & (v[:, 0] == v[:, 1])
+
+    # per-metric numerator/denominator per item, so the bootstrap can resample items
+    parts = {
+        "accuracy_original": (correct[:, 0], usable[:, 0]),
+        "accuracy_swapped": (correct[:, 1], usable[:, 1]),
+        "accuracy_mean": (correct.sum(axis=1), usable.sum(axis=1)),
+        "correct_both": (correct.all(axis=1) & both_usable, both_usable),
+        "position_consistency": (consistent, both_usable),
+    }
+    rng_idx = _bootstrap_indices(len(v), n_resamples, seed)
+    rows = []
+    for metric, (num, den) in parts.items():
+        num, den = num.astype(float), den.astype(float)
+        k, n = num.sum(), den.sum()
+        estimate = k / n if n else np.nan
+        if ci == "exact" and metric != "accuracy_mean":
+            low, high = _clopper_pearson(int(k), int(n), confidence)
+            method = f"exact binomial (Clopper-Pearson) {confidence:.0%} CI"
+        else:
+            low, high = _bootstrap_ratio_ci(num, den, rng_idx, confidence)
+            method = (
+                f"percentile bootstrap {confidence:.0%} CI, items resampled (B={n_resamples}, seed={seed})"
+            )
+        p_value = (
+            stats.binomtest(int(k), int(n), 0.5).pvalue
+            if metric.startswith("accuracy_") and metric != "accuracy_mean" and n
+            else np.nan
+        )
+        rows.append(
+            {
+                "metric": metric,
+                "estimate": estimate,
+                "ci_low": low,
+                "ci_high": high,
+                "p_value": p_value,
+                "n": int(n) if metric != "accuracy_mean" else int(n),
+                "n_correct": int(k),
+                "n_items": len(v),
+                "n_excluded": int(len(v) * (2 if metric == "accuracy_mean" else 1) - n),
+                "policy": policy,
+                "method": method,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _clopper_pearson(k: int, n: int, confidence: float) -> tuple[float, float]:
+    if n == 0:
+        return np.nan, np.nan
+    alpha = 1 - confidence  # Clopper-Pearson bounds are beta quantiles (same as binomtest's "exact")
+    low = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
+    high = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return low, high
+
+
+def _bootstrap_indices(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, n_items, size=(n_resamples, n_items)) if n_items else np.empty((0, 0), dtype=int)
+
+
+def _bootstrap_ratio_ci(
+    num: np.ndarray, den: np.ndarray, idx: np.ndarray, confidence: float
+) -> tuple[float, float]:
+    if idx.size == 0 or den.sum() == 0:
+        return np.nan, np.nan
+    tot_num, tot_den = num[idx].sum(axis=1), den[idx].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratios = tot_num / tot_den
+    ratios = ratios[np.isfinite(ratios)]
+    alpha = (1 - confidence) / 2
+    return float(np.quantile(ratios, alpha)), float(np.quantile(ratios, 1 - alpha))
