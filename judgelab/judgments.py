@@ -155,7 +155,9 @@ def save(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     os.close(fd)
     try:
         if path.suffix == ".jsonl":
-            df.to_json(tmp, orient="records", lines=True, date_format="iso", force_ascii=False)
+            # iso dates at microsecond precision and 15 significant digits: a lossless round trip
+            df.to_json(tmp, orient="records", lines=True, date_format="iso", date_unit="us", double_precision=15,
+                       force_ascii=False)
         else:
             df.to_parquet(tmp, index=False)
         os.replace(tmp, path)
@@ -171,7 +173,7 @@ def load(path: str | os.PathLike[str]) -> pd.DataFrame:
     if not path.exists():
         raise FileNotFoundError(f"judgments file not found: {path}")
     if path.suffix == ".jsonl":
-        df = pd.read_json(path, orient="records", lines=True, dtype=False, convert_dates=False)
+        df = pd.read_json(path, orient="records", lines=True, dtype=False)
     else:
         df = pd.read_parquet(path)
     try:

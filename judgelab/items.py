@@ -1,0 +1,111 @@
+"""Items to judge: read from JSONL / CSV / Parquet or a DataFrame, with checked item_ids.
+
+Handling of awkward input (documented, tested):
+- empty file or no rows -> ItemsError;
+- undecodable bytes (not UTF-8) -> ItemsError naming the file;
+- no ``item_id`` column -> ids are generated from each row's content (stable across reruns
+  and row reordering; identical rows get a numbered suffix);
+- duplicate ``item_id`` values or empty ids -> ItemsError naming them;
+- NaN / empty values in a field the rubric requires -> the runner refuses before any call
+  (MissingFieldError naming item and field); NaN elsewhere is kept as missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+
+class ItemsError(ValueError):
+    """Items that cannot be judged as given; the message names the file, column or ids."""
+
+
+def read_items(source: str | os.PathLike[str] | pd.DataFrame | Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Items as a DataFrame with a unique string ``item_id`` column."""
+    if isinstance(source, pd.DataFrame):
+        df, origin = source.copy(), "the items DataFrame"
+    elif isinstance(source, str | os.PathLike):
+        df, origin = _read_file(Path(source)), str(source)
+    else:
+        df, origin = pd.DataFrame(list(source)), "the items list"
+    if df.empty:
+        raise ItemsError(f"{origin} holds no items")
+    return with_item_ids(df, origin)
+
+
+def _read_file(path: Path) -> pd.DataFrame:
+    if not path.exists():
+        raise ItemsError(f"data file not found: {path}")
+    if path.stat().st_size == 0:
+        raise ItemsError(f"data file is empty: {path}")
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".jsonl", ".ndjson"):
+            rows = []
+            with path.open(encoding="utf-8") as fh:
+                for lineno, line in enumerate(fh, 1):
+                    if not line.strip():
+                        continue
+                    try:
+                        row = json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        raise ItemsError(f"{path}: line {lineno} is not valid JSON ({exc.msg})") from None
+                    if not isinstance(row, dict):
+                        raise ItemsError(f"{path}: line {lineno} is not a JSON object")
+                    rows.append(row)
+            return pd.DataFrame(rows)
+        if suffix == ".json":
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, list):
+                raise ItemsError(f"{path}: a .json data file must hold a list of objects")
+            return pd.DataFrame(data)
+        if suffix in (".csv", ".tsv"):
+            return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", encoding="utf-8", dtype=str,
+                               keep_default_na=False, na_values=[""])
+        if suffix in (".parquet", ".pq"):
+            return pd.read_parquet(path)
+    except UnicodeDecodeError as exc:
+        raise ItemsError(f"{path} is not UTF-8 text (byte {exc.start}); re-encode it as UTF-8") from None
+    except pd.errors.ParserError as exc:
+        raise ItemsError(f"{path} is not a readable CSV: {exc}") from None
+    except pd.errors.EmptyDataError:
+        raise ItemsError(f"data file is empty: {path}") from None
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, ItemsError):
+            raise
+        raise ItemsError(f"cannot read {path}: {exc}") from None
+    raise ItemsError(f"unsupported data file type {suffix!r} for {path}; use .jsonl, .csv, .tsv or .parquet")
+
+
+def _content_id(row: Mapping[str, Any]) -> str:
+    blob = json.dumps({k: row[k] for k in sorted(row)}, sort_keys=True, default=str, ensure_ascii=False)
+    return "item-" + hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def with_item_ids(df: pd.DataFrame, origin: str = "the items") -> pd.DataFrame:
+    """Check or generate ``item_id`` (see the module docstring for the rules)."""
+    df = df.reset_index(drop=True)
+    if "item_id" not in df.columns:
+        ids, seen = [], {}
+        for row in df.to_dict(orient="records"):
+            base = _content_id(row)
+            n = seen.get(base, 0)
+            seen[base] = n + 1
+            ids.append(base if n == 0 else f"{base}-{n}")
+        df.insert(0, "item_id", ids)
+        return df
+    ids = df["item_id"]
+    empty = ids.isna() | (ids.astype(str).str.strip() == "")
+    if empty.any():
+        raise ItemsError(f"{origin}: {int(empty.sum())} rows have an empty item_id (rows {list(df.index[empty][:5])})")
+    df["item_id"] = ids.astype(str)
+    dups = df["item_id"][df["item_id"].duplicated()].unique()
+    if len(dups):
+        raise ItemsError(f"{origin}: duplicate item_id values {list(dups[:5])}; item_ids must be unique")
+    return df

@@ -1,0 +1,1 @@
+"""Test infrastructure shared by tests and benchmarks (local servers, toy rubrics)."""
