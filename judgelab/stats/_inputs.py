@@ -51,10 +51,12 @@ def resolve(
     cluster: Any = None,
     labels: Mapping[str, Any] | None = None,
     numeric: bool = True,
+    table_value: str = "score",
 ) -> Resolved:
     """Resolve named variables (arrays or column/judge names) into aligned, missing-free arrays.
 
     ``labels`` are extra grouping columns (system, item ...), kept as objects and aligned too.
+    ``table_value`` is the judgments-table column compared when variables name judges.
     """
     labels = dict(labels or {})
     n_unscored: int | None = None
@@ -67,7 +69,7 @@ def resolve(
             wanted = [cluster, *labels.values()]
             keep = [k for k in wanted if isinstance(k, str) and k in data.columns]
             keep = list(dict.fromkeys(k for k in keep if k not in ("item_id", "criterion", "side")))
-            data = pair_judges(data, names, keep=keep)
+            data = pair_judges(data, names, keep=keep, value=table_value)
             n_unscored = data.attrs.get(UNSCORED_ATTR)
         elif "status" in data.columns:
             ok = (data["status"] == "ok").fillna(False).to_numpy(dtype=bool)

@@ -1,0 +1,80 @@
+"""Error metrics of judge scores against human scores: MAE, RMSE, mean signed difference (judge - human)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from judgelab.stats._inputs import Resolved, resolve
+from judgelab.stats._tidy import join_notes, result_row, tidy_frame
+from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Interval, Seed, bootstrap
+
+_ERRORS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    # each maps a (B, m) matrix of differences judge - human to B values
+    "mae": lambda d: np.abs(d).mean(axis=-1),
+    "rmse": lambda d: np.sqrt((d**2).mean(axis=-1)),
+    "mean_signed_difference": lambda d: d.mean(axis=-1),
+}
+_DESCRIPTIONS = {
+    "mae": "mean absolute error |judge - human|",
+    "rmse": "root mean squared error",
+    "mean_signed_difference": "mean of judge - human (positive = judge rates higher)",
+}
+
+
+def _error_row(res: Resolved, metric: str, boot_kwargs: dict[str, Any]) -> dict[str, Any]:
+    diff = res.values["x"] - res.values["y"]
+    func = _ERRORS[metric]
+    boot = bootstrap(lambda idx: func(diff[idx]), len(diff), cluster=res.cluster, cluster_name=res.cluster_name,
+                     return_distribution=False, **boot_kwargs)
+    p_value, p_text, note = np.nan, "no test", ""
+    if metric == "mean_signed_difference" and len(diff) >= 2:
+        if np.all(diff == diff[0]):
+            note = "differences are constant: t-test undefined"
+        else:
+            p_value, p_text = float(stats.ttest_1samp(diff, 0.0).pvalue), "p from one-sample t-test of mean = 0"
+    if len(diff) == 0:
+        note = "no complete pairs"
+    return result_row(metric, boot.estimate, n=len(diff), p_value=p_value,
+                      method=f"{_DESCRIPTIONS[metric]}; {p_text}; CI: {boot.method}",
+                      note=join_notes(note, boot.note), **boot.fields(), **res.context())
+
+
+def error_metrics(
+    x: Any,
+    y: Any,
+    *,
+    data: pd.DataFrame | None = None,
+    metrics: tuple[str, ...] = ("mae", "rmse", "mean_signed_difference"),
+    cluster: Any = None,
+    interval: Interval = "percentile",
+    n_resamples: int = DEFAULT_RESAMPLES,
+    ci_level: float = 0.95,
+    seed: Seed = 0,
+) -> pd.DataFrame:
+    """MAE, RMSE and mean signed difference of judge ``x`` against human ``y``, one row each."""
+    unknown = [m for m in metrics if m not in _ERRORS]
+    if unknown:
+        raise ValueError(f"unknown error metric(s) {unknown}; use {list(_ERRORS)}")
+    res = resolve(data, {"x": x, "y": y}, cluster=cluster)
+    boot_kwargs = dict(interval=interval, n_resamples=n_resamples, ci_level=ci_level, seed=seed)
+    return tidy_frame([_error_row(res, m, boot_kwargs) for m in metrics])
+
+
+def mae(x: Any, y: Any, **kwargs: Any) -> pd.DataFrame:
+    """Mean absolute error of judge ``x`` vs human ``y``; see :func:`error_metrics`."""
+    return error_metrics(x, y, metrics=("mae",), **kwargs)
+
+
+def rmse(x: Any, y: Any, **kwargs: Any) -> pd.DataFrame:
+    """Root mean squared error of judge ``x`` vs human ``y``; see :func:`error_metrics`."""
+    return error_metrics(x, y, metrics=("rmse",), **kwargs)
+
+
+def mean_signed_difference(x: Any, y: Any, **kwargs: Any) -> pd.DataFrame:
+    """Mean of judge ``x`` minus human ``y`` with a t-test p-value; see :func:`error_metrics`."""
+    return error_metrics(x, y, metrics=("mean_signed_difference",), **kwargs)
