@@ -1,0 +1,119 @@
+"""Model-to-model agreement: Spearman rho with p-value (and CI) between every pair of judges on shared items.
+
+Labels follow the seed paper (Donati, Savino & Torroni, "Do Large Language Models understand
+how to be judges?"). The paper does not print its cut-offs, but every rho it labels is
+consistent with the bands below (the Hinkle, Wiersma & Jurs rule of thumb): it calls 0.218
+"negligible", 0.422 and 0.490 "Low", 0.583-0.671 "Medium" and 0.708-0.810 "High". The
+three-level alternative (< 0.4 Low, 0.4-0.7 Medium, >= 0.7 High) would call 0.422 and 0.490
+"Medium", contradicting the paper, so it is offered as ``THREE_LEVEL_THRESHOLDS`` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from judgelab.stats._inputs import resolve
+from judgelab.stats._tidy import tidy_frame
+from judgelab.stats.bootstrap import Seed
+from judgelab.stats.correlation import CorrelationMethod, correlation_row
+from judgelab.stats.pairing import is_judgments_table
+
+# (lower bound, label), highest first: a rho gets the first label whose bound it reaches.
+AGREEMENT_THRESHOLDS: tuple[tuple[float, str], ...] = ((0.7, "High"), (0.5, "Medium"), (0.3, "Low"),
+                                                       (-np.inf, "Negligible"))
+THREE_LEVEL_THRESHOLDS: tuple[tuple[float, str], ...] = ((0.7, "High"), (0.4, "Medium"), (-np.inf, "Low"))
+
+
+def describe_thresholds(thresholds: Sequence[tuple[float, str]] = AGREEMENT_THRESHOLDS) -> str:
+    """Human-readable bands, e.g. 'Negligible < 0.3 <= Low < 0.5 <= Medium < 0.7 <= High'."""
+    ordered = sorted(thresholds, key=lambda t: t[0])
+    parts = [ordered[0][1]]
+    for bound, label in ordered[1:]:
+        parts.append(f"< {bound:g} <= {label}")
+    return " ".join(parts) + " (signed rho; negative rho falls in the lowest band)"
+
+
+def agreement_label(rho: float, thresholds: Sequence[tuple[float, str]] = AGREEMENT_THRESHOLDS) -> str:
+    """The band label of a correlation ('' for NaN)."""
+    if not np.isfinite(rho):
+        return ""
+    for bound, label in sorted(thresholds, key=lambda t: -t[0]):
+        if rho >= bound:
+            return label
+    return sorted(thresholds, key=lambda t: t[0])[0][1]
+
+
+def agreement_matrix(
+    data: pd.DataFrame,
+    *,
+    judges: Sequence[str] | None = None,
+    item: str | Sequence[str] = "item_id",
+    judge: str = "judge",
+    value: str = "score",
+    method: CorrelationMethod = "spearman",
+    thresholds: Sequence[tuple[float, str]] = AGREEMENT_THRESHOLDS,
+    n_resamples: int = 2_000,
+    ci_level: float = 0.95,
+    seed: Seed = 0,
+) -> pd.DataFrame:
+    """One row per judge pair: rho on the items both scored, p-value, bootstrap CI, n and band label.
+
+    ``data`` is long (item, judge, value); a judgments table is paired on item x criterion x side
+    with only status "ok" rows. Use :func:`agreement_matrix_wide` for the square matrix.
+    """
+    table = is_judgments_table(data) and judge == "judge"
+    if not table:
+        keys = [item] if isinstance(item, str) else list(item)
+        for col in [*keys, judge, value]:
+            if col not in data.columns:
+                raise ValueError(f"column {col!r} is not in the data frame")
+    names = list(judges) if judges is not None else sorted(data[judge].dropna().astype(str).unique())
+    if len(names) < 2:
+        raise ValueError(f"agreement_matrix needs at least 2 judges, got {names}")
+    bands = describe_thresholds(thresholds)
+    out = []
+    for a, b in combinations(names, 2):
+        if table:  # resolve pairs the two judges on item x criterion x side, "ok" rows only
+            res = resolve(data, {"x": a, "y": b}, table_value=value)
+        else:
+            res = resolve(_pair_long(data, keys, judge, value, a, b), {"x": a, "y": b})
+        row = correlation_row(res, method, n_resamples=n_resamples, ci_level=ci_level, seed=seed,
+                              judge_a=a, judge_b=b)
+        row["label"] = agreement_label(row["estimate"], thresholds)
+        row["label_thresholds"] = bands
+        out.append(row)
+    return tidy_frame(out)
+
+
+def agreement_matrix_wide(result: pd.DataFrame, column: str = "estimate") -> pd.DataFrame:
+    """Square judge x judge matrix of one column of :func:`agreement_matrix` (diagonal 1 for estimates)."""
+    names = list(dict.fromkeys([*result["judge_a"], *result["judge_b"]]))
+    matrix = pd.DataFrame(np.nan if column != "label" else "", index=names, columns=names, dtype=object)
+    for _, row in result.iterrows():
+        matrix.loc[row["judge_a"], row["judge_b"]] = row[column]
+        matrix.loc[row["judge_b"], row["judge_a"]] = row[column]
+    if column == "estimate":
+        for name in names:
+            matrix.loc[name, name] = 1.0
+        return matrix.astype(float)
+    return matrix
+
+
+
+def _pair_long(data: pd.DataFrame, keys: list[str], judge: str, value: str, a: str, b: str) -> pd.DataFrame:
+    """Two judges side by side on shared keys; "ok" rows only when a status column exists."""
+    rows = data[data[judge].isin([a, b])]
+    n_unscored = None
+    if "status" in rows.columns:
+        ok = (rows["status"] == "ok").fillna(False)
+        n_unscored, rows = int((~ok).sum()), rows[ok]
+    if rows.duplicated(subset=[*keys, judge]).any():
+        raise ValueError(f"judges {a!r}/{b!r} have several rows per {keys}; aggregate or filter first")
+    wide = rows.pivot(index=keys, columns=judge, values=value).reindex(columns=[a, b]).reset_index()
+    if n_unscored is not None:
+        wide.attrs["n_unscored_excluded"] = n_unscored
+    return wide
