@@ -16,6 +16,7 @@ from judgelab.stats.bootstrap import (
     vectorized_statistic,
 )
 from judgelab.stats.pairing import is_judgments_table, pair_judges
+from judgelab.stats.pairwise import pairwise_accuracy
 
 __all__ = [
     "BootstrapResult",
@@ -25,6 +26,7 @@ __all__ = [
     "kendall_statistic",
     "mean_statistic",
     "pair_judges",
+    "pairwise_accuracy",
     "pearson_statistic",
     "spearman_statistic",
     "vectorized_statistic",

@@ -28,12 +28,14 @@ per-order accuracy against chance (0.5); other rows have no natural null and car
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 from scipy import stats
+
+from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap
 
 Policy = Literal["exclude", "tie", "wrong"]
 POLICIES: tuple[Policy, ...] = ("exclude", "tie", "wrong")
@@ -56,7 +58,7 @@ def pairwise_accuracy(
     conditions: tuple[str, str] = ("original", "swapped"),
     ci: Literal["exact", "bootstrap"] = "exact",
     confidence: float = 0.95,
-    n_resamples: int = 2000,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
 ) -> pd.DataFrame:
     """Accuracy against gold per order, their mean, correct-in-both and position consistency.
@@ -196,7 +198,6 @@ def _score(
         "correct_both": (correct.all(axis=1) & both_usable, both_usable),
         "position_consistency": (consistent, both_usable),
     }
-    rng_idx = _bootstrap_indices(len(v), n_resamples, seed)
     rows = []
     for metric, (num, den) in parts.items():
         num, den = num.astype(float), den.astype(float)
@@ -206,10 +207,16 @@ def _score(
             low, high = _clopper_pearson(int(k), int(n), confidence)
             method = f"exact binomial (Clopper-Pearson) {confidence:.0%} CI"
         else:
-            low, high = _bootstrap_ratio_ci(num, den, rng_idx, confidence)
-            method = (
-                f"percentile bootstrap {confidence:.0%} CI, items resampled (B={n_resamples}, seed={seed})"
+            boot = bootstrap(
+                _ratio_statistic(num, den),
+                len(num),
+                n_resamples=n_resamples,
+                ci_level=confidence,
+                seed=seed,
+                return_distribution=False,
             )
+            low, high = boot.ci_low, boot.ci_high
+            method = f"{boot.method}, items resampled (each item carries both orders)"
         p_value = (
             stats.binomtest(int(k), int(n), 0.5).pvalue
             if metric.startswith("accuracy_") and metric != "accuracy_mean" and n
@@ -222,7 +229,7 @@ def _score(
                 "ci_low": low,
                 "ci_high": high,
                 "p_value": p_value,
-                "n": int(n) if metric != "accuracy_mean" else int(n),
+                "n": int(n),  # verdicts for accuracy_mean, items otherwise
                 "n_correct": int(k),
                 "n_items": len(v),
                 "n_excluded": int(len(v) * (2 if metric == "accuracy_mean" else 1) - n),
@@ -242,19 +249,11 @@ def _clopper_pearson(k: int, n: int, confidence: float) -> tuple[float, float]:
     return low, high
 
 
-def _bootstrap_indices(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    return rng.integers(0, n_items, size=(n_resamples, n_items)) if n_items else np.empty((0, 0), dtype=int)
+def _ratio_statistic(num: np.ndarray, den: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """Pooled ratio sum(num) / sum(den) over a resample of items (rows of an index matrix)."""
 
+    def statistic(idx: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return num[idx].sum(axis=1) / den[idx].sum(axis=1)
 
-def _bootstrap_ratio_ci(
-    num: np.ndarray, den: np.ndarray, idx: np.ndarray, confidence: float
-) -> tuple[float, float]:
-    if idx.size == 0 or den.sum() == 0:
-        return np.nan, np.nan
-    tot_num, tot_den = num[idx].sum(axis=1), den[idx].sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratios = tot_num / tot_den
-    ratios = ratios[np.isfinite(ratios)]
-    alpha = (1 - confidence) / 2
-    return float(np.quantile(ratios, alpha)), float(np.quantile(ratios, 1 - alpha))
+    return statistic
