@@ -12,6 +12,7 @@ from judgelab import parsing, prompting, verdicts
 from judgelab.rubrics.base import JudgeRequest, Mode, ParsedRow, ParseFailure, RowKey
 from judgelab.rubrics.spec import Criterion, RubricSpec, RubricSpecError
 
+BUILTIN_DIR = Path(__file__).parent / "builtin"
 COMMON_PARAMS = frozenset({"temperature", "language", "max_tokens"})
 
 LANGUAGE_NAMES = {"en": "English", "it": "Italian", "fr": "French", "de": "German", "es": "Spanish", "pt": "Portuguese"}
@@ -90,7 +91,9 @@ class SpecRubric:
 
     def _template_source(self, ref: str) -> str:
         if ref.endswith(".j2") and "\n" not in ref:
-            path = (self.base_dir / ref).resolve()
+            # "builtin:NAME.j2" lets a user's YAML anywhere reuse a built-in template
+            base = BUILTIN_DIR if ref.startswith("builtin:") else self.base_dir
+            path = (base / ref.removeprefix("builtin:")).resolve()
             if not path.exists():
                 raise RubricSpecError(f"rubric {self.spec.name!r}: template file not found: {path}")
             return path.read_text(encoding="utf-8")
@@ -113,6 +116,8 @@ class SpecRubric:
                     "sub_criteria": [s.model_dump() for s in c.sub_criteria],
                     "anchors": [(level, c.anchor_lines(level)) for level in sorted(c.anchors, reverse=True)],
                     "anchors_ascending": [(level, c.anchor_lines(level)) for level in sorted(c.anchors)],
+                    "edge_cases": [e.model_dump() for e in c.edge_cases],
+                    "guidelines": list(c.guidelines),
                 }
             )
         return out

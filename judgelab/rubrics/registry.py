@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from judgelab.rubrics.common import SpecRubric
+from judgelab.rubrics.common import BUILTIN_DIR, SpecRubric
 from judgelab.rubrics.spec import RubricSpecError, load_spec_file
 
-BUILTIN_DIR = Path(__file__).parent / "builtin"
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "data" / "examples"
 
 

@@ -29,6 +29,11 @@ class SubCriterion(_Strict):
     description: str
 
 
+class EdgeCase(_Strict):
+    situation: str = Field(min_length=1)
+    guidance: str = Field(min_length=1)
+
+
 class Criterion(_Strict):
     name: str = Field(pattern=CRITERION_NAME)
     title: str | None = None  # display name, e.g. "Faithfulness to provided context"
@@ -37,6 +42,8 @@ class Criterion(_Strict):
     # level -> description; a list when the seed gives several sentences per level
     anchors: dict[int, str | list[str]] = Field(default_factory=dict)
     weight: float = Field(default=1.0, ge=0)
+    edge_cases: list[EdgeCase] = Field(default_factory=list)  # guidance for ambiguous situations (seed 002)
+    guidelines: list[str] = Field(default_factory=list)  # general scoring principles (seed 002)
 
     @property
     def label(self) -> str:
