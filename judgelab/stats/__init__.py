@@ -3,8 +3,11 @@
 Every public function takes arrays, or ``data=`` (a long DataFrame, or the judgments table)
 plus column (or judge) names, and returns a tidy DataFrame with at least
 ``metric, estimate, ci_low, ci_high, p_value, n, method`` (``method`` names the exact interval).
+On a judgments table only rows with status "ok" are used and the excluded count is reported.
 """
 
+from judgelab.stats.agreement import cohen_kappa, fleiss_kappa, percent_agreement
+from judgelab.stats.bias import positive_bias, score_distributions
 from judgelab.stats.bootstrap import (
     BootstrapResult,
     bootstrap,
@@ -15,19 +18,77 @@ from judgelab.stats.bootstrap import (
     spearman_statistic,
     vectorized_statistic,
 )
+from judgelab.stats.compare import adjust_pvalues, compare_judges, dependent_correlation_test
+from judgelab.stats.correlation import correlation, kendall, pearson, spearman
+from judgelab.stats.errors import error_metrics, mae, mean_signed_difference, rmse
+from judgelab.stats.flips import flip_rate, mcnemar_test
+from judgelab.stats.icc import icc
+from judgelab.stats.krippendorff import krippendorff_alpha
+from judgelab.stats.length import length_controlled_win_rate, length_score_correlation
+from judgelab.stats.meta_eval import (
+    group_level_correlation,
+    meta_evaluation,
+    per_group_correlations,
+    system_level_correlation,
+    system_pair_accuracy,
+)
+from judgelab.stats.model_agreement import (
+    AGREEMENT_THRESHOLDS,
+    THREE_LEVEL_THRESHOLDS,
+    agreement_label,
+    agreement_matrix,
+    agreement_matrix_wide,
+)
 from judgelab.stats.pairing import is_judgments_table, pair_judges
 from judgelab.stats.pairwise import pairwise_accuracy
+from judgelab.stats.power import n_for_correlation, n_for_correlation_difference, n_for_flip_rate, n_for_kappa
 
 __all__ = [
+    "AGREEMENT_THRESHOLDS",
     "BootstrapResult",
+    "THREE_LEVEL_THRESHOLDS",
+    "adjust_pvalues",
+    "agreement_label",
+    "agreement_matrix",
+    "agreement_matrix_wide",
     "bootstrap",
     "bootstrap_ci",
+    "cohen_kappa",
+    "compare_judges",
+    "correlation",
+    "dependent_correlation_test",
+    "error_metrics",
+    "fleiss_kappa",
+    "flip_rate",
+    "group_level_correlation",
+    "icc",
     "is_judgments_table",
+    "kendall",
     "kendall_statistic",
+    "krippendorff_alpha",
+    "length_controlled_win_rate",
+    "length_score_correlation",
+    "mae",
+    "mcnemar_test",
+    "mean_signed_difference",
     "mean_statistic",
+    "meta_evaluation",
+    "n_for_correlation",
+    "n_for_correlation_difference",
+    "n_for_flip_rate",
+    "n_for_kappa",
     "pair_judges",
     "pairwise_accuracy",
+    "pearson",
     "pearson_statistic",
+    "percent_agreement",
+    "per_group_correlations",
+    "positive_bias",
+    "rmse",
+    "score_distributions",
+    "spearman",
     "spearman_statistic",
+    "system_level_correlation",
+    "system_pair_accuracy",
     "vectorized_statistic",
 ]
