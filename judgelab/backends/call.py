@@ -94,6 +94,8 @@ def classify(exc: BaseException, secrets: tuple[str, ...] = ()) -> ModelCallErro
     """Map a litellm/httpx exception to a ModelCallError with a message free of secrets."""
     msg = _short(exc, secrets)
     e = litellm.exceptions
+    if "missing credentials" in msg.lower() or "api key not found" in msg.lower():
+        return ModelCallError(f"authentication failed: no API key ({msg})", "fatal")
     if isinstance(exc, e.AuthenticationError | e.PermissionDeniedError):
         return ModelCallError(f"authentication failed ({msg})", "fatal")
     if isinstance(exc, e.NotFoundError):
@@ -109,7 +111,11 @@ def classify(exc: BaseException, secrets: tuple[str, ...] = ()) -> ModelCallErro
         if "llm provider not provided" in text or "provider list" in text or "not a valid model" in text:
             return ModelCallError(f"unknown model ({msg})", "fatal")
         return ModelCallError(f"request rejected ({msg})", "request")
-    if isinstance(exc, e.APIConnectionError) and not isinstance(exc, e.InternalServerError):
+    lowered = msg.lower()
+    no_answer = any(t in lowered for t in ("connection error", "connection refused", "connecterror",
+                                           "name or service not known", "nodename nor servname"))
+    if isinstance(exc, e.APIConnectionError) or no_answer:
+        # litellm reports a refused connection as InternalServerError("Connection error."): no HTTP answer came
         return ModelCallError(f"connection failure ({msg})", "retryable", unreachable=True)
     if isinstance(exc, e.InternalServerError | e.ServiceUnavailableError | e.BadGatewayError):
         return ModelCallError(f"server or connection failure ({msg})", "retryable", _retry_after_seconds(exc))
@@ -195,6 +201,9 @@ async def acall(
         kwargs["api_base"] = api_base
     if api_key:
         kwargs["api_key"] = api_key
+    elif api_base and model.startswith(("openai/", "hosted_vllm/")):
+        # local OpenAI-compatible servers (llama.cpp, vLLM) need no key, but the openai client insists on one
+        kwargs["api_key"] = "no-key-needed"
     start = time.perf_counter()
     try:
         # max_retries=0: judgelab counts and schedules every retry itself

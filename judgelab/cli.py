@@ -1,0 +1,244 @@
+"""The judgelab command line (typer). Errors a user can cause end in one sentence, not a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import typer  # noqa: E402
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="judgelab: run LLM judges, probe their biases, measure how far they can be trusted.")
+rubrics_app = typer.Typer(add_completion=False, no_args_is_help=True, help="List and show rubrics.")
+app.add_typer(rubrics_app, name="rubrics")
+
+EMBEDDED_NOTE = (
+    "note: local/smollm2 is the embedded SmolLM2-135M plumbing/demo judge; its scores are NOT meaningful. "
+    "Use a real model (e.g. --model openai/gpt-4o-mini) for judgments you want to trust."
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class UserError(Exception):
+    """An error the user can fix; printed as one sentence."""
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from judgelab.budget import UnknownPriceError
+    from judgelab.items import ItemsError
+    from judgelab.judgments import JudgmentsTableError
+    from judgelab.rubrics.base import MissingFieldError
+    from judgelab.rubrics.spec import RubricSpecError
+
+    return (UserError, ItemsError, MissingFieldError, RubricSpecError, JudgmentsTableError, UnknownPriceError,
+            FileNotFoundError, PermissionError, ValueError)
+
+
+def friendly(func: F) -> F:
+    """Turn user-caused exceptions into 'error: <sentence>' on stderr and exit code 2."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except KeyboardInterrupt:
+            typer.echo("interrupted: finished calls are in the cache; rerun the same command to resume", err=True)
+            raise typer.Exit(130) from None
+        except _user_errors() as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _check_out_dir(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".write-check-"):
+            pass
+    except OSError as exc:
+        raise UserError(f"cannot write to the output folder {out}: {exc.strerror or exc}") from None
+
+
+def _api_key(api_key_env: str | None) -> str | None:
+    if api_key_env is None:
+        return None
+    value = os.environ.get(api_key_env)
+    if not value:
+        raise UserError(f"environment variable {api_key_env} (given by --api-key-env) is not set")
+    return value
+
+
+def _write_outputs(table: Any, out: Path, meta: dict[str, Any]) -> None:
+    from judgelab import judgments
+
+    judgments.save(table, out / "judgments.parquet")
+    judgments.save(table, out / "judgments.jsonl")
+    tmp = out / ".run.json.tmp"
+    tmp.write_text(json.dumps(meta, indent=2, default=str))
+    os.replace(tmp, out / "run.json")
+
+
+@app.command()
+@friendly
+def run(
+    rubric: str = typer.Option(..., help="Built-in rubric name or a YAML rubric file."),
+    data: Path = typer.Option(..., help="Items: JSONL, CSV, TSV or Parquet, with the fields the rubric needs."),
+    model: str = typer.Option("local/smollm2", help="Any litellm model name, e.g. openai/gpt-4o-mini."),
+    api_base: str | None = typer.Option(None, help="Base URL of an OpenAI-compatible server."),
+    api_key_env: str | None = typer.Option(None, help="Name of the environment variable holding the API key."),
+    concurrency: int = typer.Option(8, min=1, help="Requests in flight at once."),
+    out: Path = typer.Option(Path("runs"), help="Folder for judgments.parquet, judgments.jsonl and run.json."),
+    repeats: int = typer.Option(1, min=1, help="Samples per request."),
+    temperature: float | None = typer.Option(None, help="Sampling temperature (default: the rubric's, else 0)."),
+    swap: bool = typer.Option(False, "--swap", help="Pairwise: judge both candidate orders."),
+    max_cost: float | None = typer.Option(None, help="Stop issuing calls once this many USD would be passed."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the request cache."),
+    cache: Path | None = typer.Option(None, help="Request cache file (default: $JUDGELAB_CACHE or ~/.cache/judgelab)."),
+    seed: int = typer.Option(0, help="Seed for per-item randomisation and the provider's sampling seed."),
+    max_tokens: int | None = typer.Option(None, help="Cap on output tokens per call (default: the rubric's)."),
+    logprobs: bool = typer.Option(False, "--logprobs", help="Also compute logprob-weighted scores."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Estimate calls, tokens and cost; call nothing."),
+    max_retries: int = typer.Option(5, min=0, help="Retries per call on rate limits, 5xx, timeouts, drops."),
+    rubric_param: list[str] = typer.Option([], "--param", help="Rubric parameter KEY=VALUE (JSON values allowed)."),
+) -> None:
+    """Judge every item of --data with --rubric on --model; print ONE JSON summary line on stdout."""
+    import judgelab
+    from judgelab.rubrics import load_rubric
+    from judgelab.runner import RunAborted
+
+    params = {}
+    for p in rubric_param:
+        if "=" not in p:
+            raise UserError(f"--param {p!r} is not KEY=VALUE")
+        k, v = p.split("=", 1)
+        try:
+            params[k] = json.loads(v)
+        except json.JSONDecodeError:
+            params[k] = v
+    rub = load_rubric(rubric, **params)
+    key = _api_key(api_key_env)
+    if not dry_run:
+        _check_out_dir(out)
+    if model.startswith("local/"):
+        typer.echo(EMBEDDED_NOTE, err=True)
+    kwargs: dict[str, Any] = dict(
+        api_base=api_base, api_key=key, concurrency=concurrency, repeats=repeats, temperature=temperature,
+        swap=swap, max_cost_usd=max_cost, cache=False if no_cache else (cache or True), seed=seed,
+        max_tokens=max_tokens, logprobs=logprobs, dry_run=dry_run, return_stats=True, progress=True,
+        max_retries=max_retries,
+    )
+    try:
+        result = judgelab.run(data, rub, model, **kwargs)
+    except RunAborted as aborted:
+        result = aborted.result
+        _write_outputs(result.table, out, {"model": model, "rubric": rub.name, "aborted": str(aborted)})
+        print(json.dumps({**result.stats.summary(), "out": str(out), "aborted": True}), flush=True)
+        typer.echo(f"error: {aborted} (every row so far is saved in {out})", err=True)
+        raise typer.Exit(1) from None
+    if dry_run:
+        st = result.stats
+        cost = st.estimated_cost_usd
+        print(json.dumps({"items": st.items, "requests": st.requests, "cached": st.cache_hits,
+                          "estimated_prompt_tokens": st.estimated_prompt_tokens,
+                          "estimated_max_cost_usd": None if cost is None or cost != cost else round(cost, 6)}))
+        return
+    meta = {"model": model, "rubric": rub.name, "rubric_version": rub.version, "api_base": api_base,
+            "data": str(data), "stats": result.stats.__dict__}
+    _write_outputs(result.table, out, meta)
+    print(json.dumps({**result.stats.summary(), "out": str(out)}), flush=True)
+
+
+@app.command()
+@friendly
+def demo(out: Path = typer.Option(Path("runs/demo"), help="Where to write the demo's judgments.")) -> None:
+    """Judge a few built-in items on the embedded offline judge, end to end, and print a summary."""
+    from judgelab.demo import run_demo
+
+    typer.echo(EMBEDDED_NOTE, err=True)
+    _check_out_dir(out)
+    result = run_demo()
+    _write_outputs(result.table, out, {"demo": True, "stats": result.stats.__dict__})
+    cols = ["item_id", "criterion", "status", "score", "unscored_reason"]
+    typer.echo(result.table[cols].to_string(index=False), err=True)
+    print(json.dumps({**result.stats.summary(), "out": str(out)}), flush=True)
+
+
+@app.command()
+@friendly
+def serve(
+    port: int = typer.Option(8080, help="Port on 127.0.0.1."),
+    host: str = typer.Option("127.0.0.1", help="Loopback address to bind."),
+) -> None:
+    """Serve the embedded judge through llama.cpp's OpenAI-compatible HTTP server (Ctrl-C stops it)."""
+    from judgelab.backends.server import serve_forever
+
+    typer.echo(EMBEDDED_NOTE, err=True)
+    serve_forever(port=port, host=host)
+
+
+@app.command()
+@friendly
+def probe(
+    name: str = typer.Argument(..., help="Probe: position, length, authority, sycophancy, ..."),
+    rubric: str = typer.Option(..., help="Built-in rubric name or YAML file."),
+    data: Path = typer.Option(..., help="Items file."),
+    model: str = typer.Option("local/smollm2", help="Any litellm model name."),
+    api_base: str | None = typer.Option(None, help="Base URL of an OpenAI-compatible server."),
+    api_key_env: str | None = typer.Option(None, help="Environment variable holding the API key."),
+    concurrency: int = typer.Option(8, min=1),
+    seed: int = typer.Option(0),
+) -> None:
+    """Run a bias probe and print its summary as ONE JSON line."""
+    from judgelab.probes import PROBES, run_probe
+    from judgelab.rubrics import load_rubric
+
+    if name not in PROBES:
+        raise UserError(f"unknown probe {name!r}; available: {', '.join(sorted(PROBES))}")
+    if model.startswith("local/"):
+        typer.echo(EMBEDDED_NOTE, err=True)
+    result = run_probe(name, str(data), load_rubric(rubric), model, api_base=api_base,
+                       api_key=_api_key(api_key_env), concurrency=concurrency, seed=seed)
+    print(result.summary_json(), flush=True)
+
+
+@rubrics_app.command("list")
+@friendly
+def rubrics_list() -> None:
+    """Names of the built-in rubrics."""
+    from judgelab.rubrics import list_rubrics
+
+    for name in list_rubrics():
+        typer.echo(name)
+
+
+@rubrics_app.command("show")
+@friendly
+def rubrics_show(name: str = typer.Argument(..., help="Built-in rubric name or YAML file.")) -> None:
+    """The rubric's spec and a rendered example prompt."""
+    from judgelab.rubrics import describe_rubric
+
+    typer.echo(describe_rubric(name))
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""`judgelab run` as a user runs it: a subprocess, a data file, a local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from judgelab import judgments
+from tests.support.openai_stub import StubResponse, StubServer
+
+GOOD = json.dumps({
+    "scores": [
+        {"criterion": "factual_accuracy", "evidence": ["e"], "justification": "j", "score": 4, "improvement": "i"},
+        {"criterion": "instruction_following", "evidence": ["e"], "justification": "j", "score": 3,
+         "improvement": "i"},
+    ],
+    "summary": "fine",
+})
+
+
+def _data(tmp_path, n=5, **extra):
+    rows = [{"item_id": f"q{i}", "prompt": f"question {i}?", "response": f"answer {i}", **extra} for i in range(n)]
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _cli(*args, env_extra=None, timeout=120):
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "judgelab.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def _run_args(srv, tmp_path, data, *more):
+    return ["run", "--rubric", "direct_score", "--data", str(data), "--model", "openai/stub",
+            "--api-base", srv.base_url, "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "c.sqlite"),
+            *more]
+
+
+def test_run_prints_one_exact_json_line_and_writes_the_table(tmp_path):
+    data = _data(tmp_path)
+    with StubServer(lambda b: GOOD) as srv:
+        p = _cli(*_run_args(srv, tmp_path, data))
+        assert p.returncode == 0, p.stderr
+        lines = p.stdout.strip().splitlines()
+        assert len(lines) == 1
+        summary = json.loads(lines[0])
+        assert set(summary) == {"items", "judgments", "ok", "unscored", "api_calls", "cache_hits", "retries",
+                                "cost_usd", "wall_s", "out"}
+        assert summary["items"] == 5 and summary["judgments"] == 15 and summary["ok"] == 15
+        assert summary["api_calls"] == 5 == srv.count and summary["cache_hits"] == 0 and summary["retries"] == 0
+        assert summary["cost_usd"] is None  # the stub model has no known price: unknown, not 0
+        t = judgments.load(tmp_path / "out" / "judgments.parquet")
+        assert len(t) == 15 and set(t["criterion"]) == {"factual_accuracy", "instruction_following", "overall"}
+        overall = t[t["criterion"] == "overall"]["score"]
+        assert overall.tolist() == pytest.approx([0.6 * 4 + 0.4 * 3] * 5)
+        pd.testing.assert_frame_equal(t, judgments.load(tmp_path / "out" / "judgments.jsonl"))
+        again = json.loads(_cli(*_run_args(srv, tmp_path, data)).stdout)
+        assert again["api_calls"] == 0 and again["cache_hits"] == 5 and srv.count == 5
+
+
+def _one_sentence_error(p, *needles):
+    assert p.returncode != 0
+    assert "Traceback" not in p.stderr, p.stderr
+    err = [ln for ln in p.stderr.splitlines() if ln.startswith("error:")]
+    assert len(err) == 1, p.stderr
+    for n in needles:
+        assert n in err[0], err[0]
+
+
+def test_unknown_rubric(tmp_path):
+    p = _cli("run", "--rubric", "no_such_rubric", "--data", str(_data(tmp_path)), "--out", str(tmp_path / "o"))
+    _one_sentence_error(p, "no_such_rubric")
+
+
+def test_missing_field_names_item_and_field(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"item_id": "x1", "prompt": "p", "response": "r"}\n{"item_id": "x2", "prompt": "p"}\n')
+    with StubServer(lambda b: GOOD) as srv:
+        p = _cli(*_run_args(srv, tmp_path, path))
+        assert srv.count == 0
+    _one_sentence_error(p, "'x2'", "'response'")
+
+
+def test_unwritable_out(tmp_path):
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    with StubServer(lambda b: GOOD) as srv:
+        args = _run_args(srv, tmp_path, _data(tmp_path))
+        args[args.index("--out") + 1] = str(blocker / "sub")
+        p = _cli(*args)
+        assert srv.count == 0
+    _one_sentence_error(p, "output folder", "sub")
+
+
+def test_unset_api_key_env(tmp_path):
+    with StubServer(lambda b: GOOD) as srv:
+        p = _cli(*_run_args(srv, tmp_path, _data(tmp_path), "--api-key-env", "JUDGELAB_TEST_UNSET_KEY"))
+    _one_sentence_error(p, "JUDGELAB_TEST_UNSET_KEY")
+
+
+def test_bad_model_name(tmp_path):
+    p = _cli("run", "--rubric", "direct_score", "--data", str(_data(tmp_path)), "--model", "nonexistentprovider/xyz",
+             "--out", str(tmp_path / "o"), "--no-cache")
+    _one_sentence_error(p, "nonexistentprovider/xyz")
+    # nothing lost: every item is in the saved table as an unscored row with a reason
+    t = judgments.load(tmp_path / "o" / "judgments.parquet")
+    assert len(t) == 15 and (t["status"] == "api_error").all() and t["unscored_reason"].notna().all()
+
+
+def test_unreachable_api_base(tmp_path):
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens on this port now
+    p = _cli("run", "--rubric", "direct_score", "--data", str(_data(tmp_path, n=2)), "--model", "openai/stub",
+             "--api-base", f"http://127.0.0.1:{port}/v1", "--out", str(tmp_path / "o"), "--no-cache",
+             "--max-retries", "1")
+    _one_sentence_error(p, f"127.0.0.1:{port}")
+
+
+def test_bad_api_key(tmp_path):
+    body = {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}
+    with StubServer(lambda b: StubResponse(status=401, body=body)) as srv:
+        p = _cli(*_run_args(srv, tmp_path, _data(tmp_path), "--api-key-env", "PLANTED"),
+                 env_extra={"PLANTED": "sk-planted-cli-secret"})
+    _one_sentence_error(p, "authentication")
+    assert "sk-planted-cli-secret" not in p.stderr + p.stdout
+
+
+def test_dry_run_calls_nothing(tmp_path):
+    with StubServer(lambda b: GOOD) as srv:
+        p = _cli(*_run_args(srv, tmp_path, _data(tmp_path), "--dry-run"))
+        assert srv.count == 0
+    est = json.loads(p.stdout)
+    assert est["requests"] == 5 and est["estimated_prompt_tokens"] > 0
+
+
+def test_rubrics_list_and_show():
+    p = _cli("rubrics", "list")
+    assert p.returncode == 0 and "direct_score" in p.stdout.split()
+    p = _cli("rubrics", "show", "direct_score")
+    assert p.returncode == 0 and "Factual Accuracy" in p.stdout
