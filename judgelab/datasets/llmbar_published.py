@@ -90,13 +90,13 @@ def llmbar_kappa_as_published(result: DatasetResult) -> dict[str, float]:
         return np.array([1 if v == "1" else 0 for v in x])
 
     gold_int = np.array([int(g) for g in gold])
-    k_false = cohen_kappa(quirk(original), gold_int)
-    k_true = cohen_kappa(quirk(swapped), gold_int)
+    k_false = cohen_kappa_point(quirk(original), gold_int)
+    k_true = cohen_kappa_point(quirk(swapped), gold_int)
     return {
         "kappa_False": k_false,
         "kappa_True": k_true,
         "kappa_average": (k_false + k_true) / 2,
-        "kappa_agreement": cohen_kappa(quirk(original), quirk(swapped)),
+        "kappa_agreement": cohen_kappa_point(quirk(original), quirk(swapped)),
     }
 
 
@@ -114,24 +114,27 @@ def llmbar_kappa(result: DatasetResult) -> dict[str, float]:
         return np.array([x if isinstance(x, str) else "unscored" for x in series], dtype=object)
 
     gold_cat = np.array([{"1": "A", "2": "B"}[g] for g in gold], dtype=object)
-    k_orig = cohen_kappa(as_category(wide["original"]), gold_cat)
-    k_swap = cohen_kappa(as_category(wide["swapped"]), gold_cat)
+    k_orig = cohen_kappa_point(as_category(wide["original"]), gold_cat)
+    k_swap = cohen_kappa_point(as_category(wide["swapped"]), gold_cat)
     return {
         "kappa_original": k_orig,
         "kappa_swapped": k_swap,
         "kappa_mean": (k_orig + k_swap) / 2,
-        "kappa_between_orders": cohen_kappa(as_category(wide["original"]), as_category(wide["swapped"])),
+        "kappa_between_orders": cohen_kappa_point(
+            as_category(wide["original"]), as_category(wide["swapped"])
+        ),
     }
 
 
-def cohen_kappa(a: np.ndarray, b: np.ndarray) -> float:
-    """Unweighted Cohen's kappa of two label sequences over the union of their categories.
+def cohen_kappa_point(a: np.ndarray, b: np.ndarray) -> float:
+    """Unweighted Cohen's kappa (point estimate) over the union of both sequences' categories.
 
-    Returns NaN when expected agreement is 1 (both raters constant on the same category).
+    Only the point estimate is needed to match the published files; for an interval and a test
+    use :func:`judgelab.stats.agreement.cohen_kappa`. Returns NaN when expected agreement is 1 (both raters constant on the same category).
     """
     a, b = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
     if a.shape != b.shape or a.ndim != 1 or len(a) == 0:
-        raise ValueError("cohen_kappa needs two non-empty label sequences of the same length")
+        raise ValueError("cohen_kappa_point needs two non-empty label sequences of the same length")
     categories = sorted(set(a.tolist()) | set(b.tolist()), key=str)
     index = {c: i for i, c in enumerate(categories)}
     confusion = np.zeros((len(categories), len(categories)))

@@ -201,7 +201,14 @@ def available_paths(folder: str, data_dir: str | os.PathLike[str] | None = None)
     root = local_root(folder, data_dir)
     if root is None:
         return sorted(manifest(folder))
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    return list(_scan(str(root.resolve())))
+
+
+@cache
+def _scan(root: str) -> tuple[str, ...]:
+    # A released data folder does not change while a session runs: scan it once.
+    base = Path(root)
+    return tuple(sorted(p.relative_to(base).as_posix() for p in base.rglob("*") if p.is_file()))
 
 
 def build_manifest(folder_path: str | os.PathLike[str]) -> dict[str, object]:
