@@ -175,6 +175,9 @@ class _Engine:
 
         async def one_call() -> ModelReply:
             self.stats.api_calls += 1
+            if self.cfg.get("model_object") is not None:  # a judge object (e.g. a RouterJudge) makes the call
+                return await self.cfg["model_object"].acall(self.model, messages, params=params,
+                                                            timeout=self.cfg["timeout"])
             return await acall(
                 self.model,
                 messages,
@@ -366,7 +369,7 @@ async def _execute(jobs: list[_Job], engine: _Engine, concurrency: int, progress
 async def arun(
     items: Any,
     rubric: Rubric | str,
-    model: str = "local/smollm2",
+    model: str | Any = "local/smollm2",
     *,
     judge: str | None = None,
     api_base: str | None = None,
@@ -396,6 +399,8 @@ async def arun(
     """Judge ``items`` with ``rubric`` on ``model``; return the judgments table (or a RunResult).
 
     items: a DataFrame, a list of dicts or a JSONL/CSV/Parquet path (``item_id`` generated if absent).
+    model: a litellm model string, or a judge object with ``model_name`` and an async ``acall`` (e.g.
+    :func:`judgelab.scaleout.router_judge`, a litellm Router over several deployments).
     swap: run both candidate orders (conditions "original" and "swapped"); order="random" instead shows
     each item once, in a seeded per-item order. repeats: samples per request (cache-distinct).
     cache: True (the default cache file), False, a path, or a RequestCache. max_cost_usd: no call is
@@ -411,6 +416,12 @@ async def arun(
         raise ValueError(f"order must be 'given' or 'random', not {order!r}")
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
+    model_object = None
+    if not isinstance(model, str):  # engine hook: an object with .model_name and async .acall(...) is the judge
+        if not (hasattr(model, "model_name") and hasattr(model, "acall")):
+            raise TypeError(f"model must be a model name or a judge object with model_name and acall, "
+                            f"not {type(model).__name__}")
+        model_object, model = model, model.model_name
     ensure_provider(model)
     item_df = read_items(items)
     own_cache = False
@@ -428,7 +439,7 @@ async def arun(
         api_base=api_base, api_key=api_key, repeats=repeats, temperature=temperature, seed=seed, swap=swap,
         order=order, condition=condition, max_cost_usd=max_cost_usd, cache=cache_obj, max_retries=max_retries,
         max_reasks=max_reasks, timeout=timeout, logprobs=logprobs, top_logprobs=top_logprobs, json_mode=json_mode,
-        max_tokens=max_tokens, extra_params=dict(extra_params or {}), judge=judge_name,
+        max_tokens=max_tokens, extra_params=dict(extra_params or {}), judge=judge_name, model_object=model_object,
     )
     cfg["run_id"] = run_id or _run_id(rubric, model, judge_name, item_df, cfg)
     engine = _Engine(rubric, model, cfg)
