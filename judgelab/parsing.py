@@ -48,11 +48,11 @@ def strip_code_fences(text: str) -> str:
     return _FENCE.sub("", text)
 
 
-def _balanced_objects(text: str) -> list[str]:
-    """Every top-level ``{...}`` span, honouring quoted strings (single or double quotes)."""
-    spans: list[str] = []
-    depth, start, quote, escaped = 0, -1, "", False
-    for i, ch in enumerate(text):
+def _span_from(text: str, start: int) -> str | None:
+    """The balanced ``{...}`` starting at ``start`` (quotes honoured), or None if it never closes."""
+    depth, quote, escaped = 0, "", False
+    for i in range(start, len(text)):
+        ch = text[i]
         if quote:
             if escaped:
                 escaped = False
@@ -60,19 +60,27 @@ def _balanced_objects(text: str) -> list[str]:
                 escaped = True
             elif ch == quote:
                 quote = ""
-            continue
-        if ch in "\"'" and depth > 0:
-            # an apostrophe inside prose between objects is not a quote; only track inside objects
+        elif ch in "\"'":
             quote = ch
         elif ch == "{":
-            if depth == 0:
-                start = i
             depth += 1
-        elif ch == "}" and depth > 0:
+        elif ch == "}":
             depth -= 1
             if depth == 0:
-                spans.append(text[start : i + 1])
-    return spans
+                return text[start : i + 1]
+    return None
+
+
+def _candidate_objects(text: str, max_starts: int = 400) -> list[tuple[int, int, str]]:
+    """(end, start, span) for every brace that opens a balanced object; an unclosed or broken
+    object (e.g. an echoed template) does not hide a later, valid one."""
+    starts = [i for i, ch in enumerate(text) if ch == "{"][-max_starts:]
+    out = []
+    for s in starts:
+        span = _span_from(text, s)
+        if span is not None:
+            out.append((s + len(span), s, span))
+    return out
 
 
 def _load_object(span: str) -> Any:
@@ -96,10 +104,11 @@ def extract_json_object(raw: str) -> dict[str, Any]:
     if raw is None or not raw.strip():
         raise ParseFailure("empty output")
     text = strip_code_fences(raw)
-    spans = _balanced_objects(text)
-    if not spans:
+    candidates = _candidate_objects(text)
+    if not candidates:
         raise ParseFailure("no JSON object found in the output")
-    for span in reversed(spans):
+    # the last object in the text; among objects ending at the same place, the outermost
+    for _end, _start, span in sorted(candidates, key=lambda c: (-c[0], c[1])):
         value = _load_object(span)
         if isinstance(value, dict):
             return value
