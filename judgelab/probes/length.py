@@ -1,0 +1,125 @@
+"""Verbosity bias: pad a candidate with content-preserving text at several lengths and rejudge.
+
+Padding is either a restatement of the candidate's own sentences or irrelevant-but-true filler
+(:mod:`judgelab.probes.perturbations`), at each requested number of added words; condition names
+read ``restatement+50w`` / ``filler+50w``. Direct rubrics: the change of the score; pairwise
+rubrics: candidate A is padded and the change of A's points (win 1, tie 0.5, loss 0) is measured.
+Each condition is compared with the original by the mean paired change (bootstrap CI) and a
+Wilcoxon signed-rank test; the trend is the Spearman correlation between words added and the
+change, resampled by item. On pairwise data the length-controlled win rate of
+``judgelab.stats.length`` is added when the items (with both candidates' texts) are given.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import pandas as pd
+
+from judgelab.probes.experiment import (
+    candidate_field,
+    infer_mode,
+    item_values,
+    items_frame,
+    paired_shift_rows,
+    perturb_items,
+    resolve_rubric,
+    run_conditions,
+)
+from judgelab.probes.perturbations import padding_perturbations, word_count
+from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame, summary_row
+from judgelab.rubrics.base import Rubric
+from judgelab.stats import length_controlled_win_rate, spearman
+
+DEFAULT_LENGTHS: tuple[int, ...] = (25, 50, 100)
+_ADDED = re.compile(r"\+(\d+)w$")
+
+
+def length(
+    items: Any,
+    rubric: Rubric | str,
+    model: str,
+    *,
+    lengths: tuple[int, ...] = DEFAULT_LENGTHS,
+    field: str | None = None,
+    criterion: str = "overall",
+    seed: int = 0,
+    **run_kw: Any,
+) -> ProbeResult:
+    """Judge the original items and padded copies (one condition per padding kind x length)."""
+    rubric = resolve_rubric(rubric)
+    item_df = items_frame(items)
+    target = candidate_field(rubric, field)
+    conditions = {"original": (item_df, rubric)}
+    for pert in padding_perturbations(tuple(lengths)):
+        conditions[pert.name] = (perturb_items(item_df, target, pert), rubric)
+    table = run_conditions(item_df, rubric, model, conditions, seed=seed, **run_kw)
+    result = analyze(table, criterion=criterion, items=item_df if rubric.mode == "pairwise" else None,
+                     fields=tuple(getattr(rubric, "candidate_fields", ())) or None, seed=seed)
+    result.meta.update(model=model, rubric=rubric.name, field=target, lengths=list(lengths))
+    return result
+
+
+def words_added(condition: str) -> int | None:
+    """The nominal number of added words encoded in a condition name (``filler+50w`` -> 50)."""
+    m = _ADDED.search(condition)
+    return int(m.group(1)) if m else None
+
+
+def analyze(
+    table: pd.DataFrame,
+    *,
+    criterion: str = "overall",
+    judge: str | None = None,
+    items: pd.DataFrame | None = None,
+    fields: tuple[str, ...] | None = None,
+    seed: int = 0,
+    n_resamples: int = 2000,
+) -> ProbeResult:
+    """Length statistics from a table with an "original" condition and padded ones (no calls)."""
+    mode = infer_mode(table[table["criterion"] == criterion])
+    wide = item_values(table, criterion=criterion, mode=mode, judge=judge)
+    padded = sorted((c for c in wide.columns if words_added(c) is not None), key=lambda c: (words_added(c), c))
+    if not padded:
+        raise ValueError("the table has no padded conditions (names like 'filler+50w'); run judgelab.probes.length")
+    statistic = "score_change" if mode == "direct" else "win_rate_A_change"
+    rows = paired_shift_rows(wide, "original", padded, statistic=statistic, seed=seed, n_resamples=n_resamples)
+    long = [(item, words_added(c), wide.at[item, c] - wide.at[item, "original"]) for c in padded for item in wide.index]
+    trend = pd.DataFrame(long, columns=["item_id", "words_added", "change"]).dropna()
+    if len(trend) >= 3 and trend["words_added"].nunique() > 1:
+        frame = spearman(trend["words_added"].to_numpy(float), trend["change"].to_numpy(float),
+                         cluster=trend["item_id"].to_numpy(), seed=seed, n_resamples=n_resamples)
+        rows += from_stats_frame(frame, statistic=f"{statistic}_vs_words_added",
+                                 policy="pairs with an unscored side dropped")
+    else:
+        rows.append(summary_row(f"{statistic}_vs_words_added", math.nan, n=len(trend), method="Spearman",
+                                note="needs >= 3 complete pairs over >= 2 padding lengths"))
+    if mode == "pairwise" and items is not None:
+        rows += length_controlled_rows(table, items, fields, criterion=criterion, judge=judge)
+    return ProbeResult("length", table, summary_frame(rows), details={"changes": trend},
+                       meta={"criterion": criterion, "mode": mode, "n_items": int(len(wide))})
+
+
+def length_controlled_rows(table: pd.DataFrame, items: pd.DataFrame, fields: tuple[str, ...] | None, *,
+                           criterion: str, judge: str | None) -> list[dict[str, Any]]:
+    """AlpacaEval-style length-controlled win rate of A on the ORIGINAL condition (judgelab.stats.length)."""
+    field_a, field_b = (fields or ("response_a", "response_b"))[:2]
+    for f in (field_a, field_b):
+        if f not in items.columns:
+            raise ValueError(f"items have no column {f!r} for the length-controlled win rate")
+    original = table[(table["condition"] == "original") & (table["criterion"] == criterion) & table["side"].isna()]
+    if judge is not None:
+        original = original[original["judge"] == judge]
+    texts = items.assign(item_id=items["item_id"].astype(str)).set_index("item_id")
+    ok = original[original["status"] == "ok"]
+    dropped = len(original) - len(ok)
+    ids = ok["item_id"].astype(str)
+    frame = length_controlled_win_rate(
+        ok["winner"].astype(object).to_numpy(),
+        ids.map(texts[field_a].map(lambda t: word_count(str(t)))).to_numpy(float),
+        ids.map(texts[field_b].map(lambda t: word_count(str(t)))).to_numpy(float),
+    )
+    note = f"{dropped} unscored verdict(s) excluded" if dropped else ""
+    return from_stats_frame(frame, condition="original", policy="ties count half; unscored excluded", note=note)

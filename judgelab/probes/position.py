@@ -1,0 +1,236 @@
+"""Position bias (pairwise rubrics): judge every pair in both orders and compare.
+
+Reported (each with n, an interval and the method):
+
+* ``consistency_rate``: items whose verdict (original labels) is the same in both orders;
+* ``flip_rate``: items whose verdict differs between the orders (judgelab.stats.flip_rate; a TIE in
+  one order counts), and ``reversal_rate``: items whose verdict reverses (A in one order, B in the other);
+* ``first_position_rate``: decisive verdicts that chose the candidate shown first, with the exact
+  binomial test against 50% (two verdicts per item: the test treats them as independent);
+* ``first_position_among_flips``: among reversed items, the share that followed the first position
+  both times (vs the second both times), an exact binomial test on independent items;
+* calibrated verdicts per inconsistency policy, as a sensitivity table: ``tie`` (seed 002's swap
+  rule: agreeing passes keep their winner with the mean confidence, disagreeing ones become a TIE
+  at 0.5), ``drop`` (inconsistent items leave the denominator), ``first`` (the verdict of the order
+  shown first, the seeded per-item order), and ``average`` (FairEval's balanced position
+  calibration: side A's preference, confidence-weighted, averaged over both orders). For each:
+  side A's win rate (ties count half) and, when gold labels are present, accuracy.
+
+Unscored verdicts: ``unscored="exclude"`` leaves an item with an unscored order out of the
+consistency and flip rates; ``"tie"`` counts an unscored verdict as a TIE (LLMBar's convention).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from judgelab.probes.experiment import POINTS, proportion_row, resolve_rubric
+from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame, summary_row
+from judgelab.rubrics.base import Rubric
+from judgelab.runner import item_order_seed
+from judgelab.stats import bootstrap_ci, flip_rate
+from judgelab.verdicts import combine_swapped_passes
+
+Policy = Literal["tie", "drop", "first", "average"]
+POLICIES: tuple[Policy, ...] = ("tie", "drop", "first", "average")
+Unscored = Literal["exclude", "tie"]
+
+
+def position(
+    items: Any,
+    rubric: Rubric | str,
+    model: str,
+    *,
+    policy: Policy = "tie",
+    unscored: Unscored = "exclude",
+    criterion: str = "overall",
+    seed: int = 0,
+    **run_kw: Any,
+) -> ProbeResult:
+    """Judge every item in both orders (conditions "original" and "swapped") and analyse position bias."""
+    import judgelab
+
+    rubric = resolve_rubric(rubric)
+    if rubric.mode != "pairwise":
+        raise ValueError(f"the position probe needs a pairwise rubric; {rubric.name!r} is {rubric.mode!r}")
+    run_kw.setdefault("progress", False)
+    run_kw.pop("return_stats", None)
+    table = judgelab.run(items, rubric, model, swap=True, seed=seed, **run_kw)
+    result = analyze(table, policy=policy, unscored=unscored, criterion=criterion, seed=seed)
+    result.meta.update(model=model, rubric=rubric.name)
+    return result
+
+
+def analyze(
+    table: pd.DataFrame,
+    *,
+    policy: Policy = "tie",
+    unscored: Unscored = "exclude",
+    criterion: str = "overall",
+    judge: str | None = None,
+    gold: str = "gold",
+    conditions: tuple[str, str] = ("original", "swapped"),
+    seed: int = 0,
+    n_resamples: int = 2000,
+) -> ProbeResult:
+    """Position-bias statistics from a table holding both orders (no calls).
+
+    ``gold`` names the judge whose rows are gold labels (used for accuracy when present).
+    ``seed`` decides, per item, which order counts as shown first (policy ``first``), exactly as
+    the engine's ``order="random"`` does.
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
+    if unscored not in ("exclude", "tie"):
+        raise ValueError(f"unscored must be 'exclude' or 'tie', not {unscored!r}")
+    pairs, gold_labels = both_orders(table, criterion=criterion, judge=judge, gold=gold, conditions=conditions)
+    pairs["first_shown"] = [conditions[1] if item_order_seed(seed, i) else conditions[0] for i in pairs.index]
+    rows = consistency_rows(pairs, unscored)
+    rows += first_position_rows(pairs)
+    calibrated = calibrate(pairs, gold_labels)
+    sensitivity = sensitivity_rows(calibrated, gold_labels, seed=seed, n_resamples=n_resamples)
+    rows += sensitivity
+    summary = summary_frame(rows)
+    return ProbeResult(
+        "position", table, summary,
+        details={"pairs": pairs, "calibrated": calibrated,
+                 "sensitivity": summary[summary["statistic"].isin(["win_rate_A", "accuracy"])].reset_index(drop=True)},
+        meta={"policy": policy, "unscored": unscored, "criterion": criterion, "n_items": len(pairs)},
+    )
+
+
+def both_orders(table: pd.DataFrame, *, criterion: str, judge: str | None, gold: str,
+                conditions: tuple[str, str]) -> tuple[pd.DataFrame, pd.Series | None]:
+    """One row per item: winner and confidence in each order (original labels; None when unscored)."""
+    rows = table[(table["criterion"] == criterion) & table["side"].isna()]
+    gold_rows = rows[rows["judge"] == gold]
+    gold_labels = gold_rows.drop_duplicates("item_id").set_index("item_id")["winner"] if len(gold_rows) else None
+    rows = rows[rows["judge"] != gold]
+    if judge is not None:
+        rows = rows[rows["judge"] == judge]
+    judges = sorted(set(rows["judge"].dropna().astype(str)))
+    if len(judges) > 1:
+        raise ValueError(f"the table holds several judges {judges}; pass judge=<one of them>")
+    missing = [c for c in conditions if c not in set(rows["condition"].astype(str))]
+    if missing:
+        raise ValueError(f"the position probe needs both orders; the table has no {missing} rows for "
+                         f"criterion {criterion!r}")
+    rows = rows[rows["condition"].isin(conditions)]
+    if "repeat" in rows and rows["repeat"].nunique(dropna=True) > 1:
+        rows = rows[rows["repeat"] == rows["repeat"].min()]  # one verdict per order: the first repeat
+    out = {}
+    for name, key in (("original", conditions[0]), ("swapped", conditions[1])):
+        part = rows[rows["condition"] == key].drop_duplicates("item_id").set_index("item_id")
+        ok = part["status"] == "ok"
+        out[f"winner_{name}"] = part["winner"].where(ok).astype(object).where(lambda s: s.notna(), None)
+        out[f"confidence_{name}"] = part["confidence"].where(ok).astype(float)
+    pairs = pd.DataFrame(out)
+    pairs.index = pairs.index.astype(str)
+    return pairs, gold_labels
+
+
+def consistency_rows(pairs: pd.DataFrame, unscored: Unscored) -> list[dict[str, Any]]:
+    wo, ws = pairs["winner_original"], pairs["winner_swapped"]
+    if unscored == "tie":
+        wo, ws = wo.fillna("TIE"), ws.fillna("TIE")
+        keep = pd.Series(True, index=pairs.index)
+        policy = "unscored verdict counts as TIE"
+    else:
+        keep = wo.notna() & ws.notna()
+        policy = "items with an unscored order excluded"
+    dropped = int((~keep).sum())
+    note = f"{dropped} item(s) with an unscored order excluded" if dropped else ""
+    wo, ws = wo[keep], ws[keep]
+    n = len(wo)
+    consistent = int((wo == ws).sum())
+    reversals = int((((wo == "A") & (ws == "B")) | ((wo == "B") & (ws == "A"))).sum())
+    flips = flip_rate(wo.astype(object).to_numpy(), ws.astype(object).to_numpy())
+    return [
+        proportion_row("consistency_rate", consistent, n, policy=policy, note=note),
+        *from_stats_frame(flips, policy=policy, note=note),
+        proportion_row("reversal_rate", reversals, n, policy=policy, note=note),
+    ]
+
+
+def first_position_rows(pairs: pd.DataFrame) -> list[dict[str, Any]]:
+    # The candidate shown first is A in the original order and B in the swapped one (original labels).
+    first_o = pairs["winner_original"].isin(["A", "B"])
+    first_s = pairs["winner_swapped"].isin(["A", "B"])
+    picks_first = list((pairs.loc[first_o, "winner_original"] == "A").astype(int))
+    picks_first += list((pairs.loc[first_s, "winner_swapped"] == "B").astype(int))
+    policy = "decisive (A/B) verdicts only; ties and unscored excluded"
+    k, n = int(sum(picks_first)), len(picks_first)
+    rows = [proportion_row("first_position_rate", k, n, test_half=True, policy=policy,
+                           note="two verdicts per item, treated as independent by the test")]
+    flipped = pairs[(pairs["winner_original"].isin(["A", "B"])) & (pairs["winner_swapped"].isin(["A", "B"]))
+                    & (pairs["winner_original"] != pairs["winner_swapped"])]
+    k_first = int((flipped["winner_original"] == "A").sum())  # A then B: the first position both times
+    rows.append(proportion_row("first_position_among_flips", k_first, len(flipped), test_half=True,
+                               policy="reversed items only"))
+    return rows
+
+
+def _preference(winner: Any, confidence: float) -> float:
+    """Side A's preference in [0, 1] from one pass: the confidence toward the winner (1 when absent)."""
+    if not isinstance(winner, str):
+        return math.nan
+    conf = 1.0 if confidence is None or math.isnan(confidence) else float(confidence)
+    return {"A": 0.5 + conf / 2, "B": 0.5 - conf / 2}.get(winner, 0.5)
+
+
+def calibrate(pairs: pd.DataFrame, gold_labels: pd.Series | None) -> pd.DataFrame:
+    """Per item and policy: the calibrated winner (None when the policy drops or cannot score it)."""
+    out = pd.DataFrame(index=pairs.index)
+    tie, tie_conf = [], []
+    for _, r in pairs.iterrows():
+        combined = combine_swapped_passes({"winner": r["winner_original"], "confidence": r["confidence_original"]},
+                                          {"winner": r["winner_swapped"], "confidence": r["confidence_swapped"]})
+        tie.append(combined["winner"])
+        tie_conf.append(combined["confidence"])
+    out["tie"] = tie
+    out["tie_confidence"] = tie_conf
+    consistent = pairs["winner_original"] == pairs["winner_swapped"]
+    both = pairs["winner_original"].notna() & pairs["winner_swapped"].notna()
+    out["drop"] = pairs["winner_original"].where(consistent & both, None)
+    out["first"] = [r["winner_original"] if r["first_shown"] == "original" else r["winner_swapped"]
+                    for _, r in pairs.iterrows()]
+    pref = [(_preference(r["winner_original"], r["confidence_original"])
+             + _preference(r["winner_swapped"], r["confidence_swapped"])) / 2 for _, r in pairs.iterrows()]
+    out["average_preference_A"] = pref
+    out["average"] = [None if math.isnan(p) else "A" if p > 0.5 else "B" if p < 0.5 else "TIE" for p in pref]
+    if gold_labels is not None:
+        out["gold"] = gold_labels.reindex(out.index.astype(str))
+    return out
+
+
+def sensitivity_rows(calibrated: pd.DataFrame, gold_labels: pd.Series | None, *, seed: int,
+                     n_resamples: int) -> list[dict[str, Any]]:
+    rows = []
+    for policy in POLICIES:
+        verdicts = calibrated[policy]
+        scored = verdicts.dropna()
+        note = f"{len(verdicts) - len(scored)} item(s) without a calibrated verdict" if len(scored) < len(verdicts) else ""
+        points = scored.map(POINTS).to_numpy(dtype=float)
+        if len(points):
+            ci = bootstrap_ci(points, statistic="mean", n_resamples=n_resamples, seed=seed).iloc[0]
+            rows.append(summary_row("win_rate_A", float(points.mean()), n=len(points), ci_low=ci["ci_low"],
+                                    ci_high=ci["ci_high"], method=f"mean points (tie = 0.5), {ci['method']}",
+                                    policy=policy, note=note))
+        else:
+            rows.append(summary_row("win_rate_A", math.nan, n=0, method="mean points (tie = 0.5)", policy=policy,
+                                    note="no calibrated verdicts"))
+        if gold_labels is not None:
+            gold = calibrated.loc[scored.index, "gold"]
+            has_gold = gold.notna()
+            correct = int((scored[has_gold] == gold[has_gold]).sum())
+            rows.append(proportion_row("accuracy", correct, int(has_gold.sum()), policy=policy, note=note))
+    return rows
+
+
+def consistent_share(pairs: pd.DataFrame) -> float:
+    """Share of items with the same verdict in both orders (for quick checks in notebooks)."""
+    return float(np.mean(pairs["winner_original"] == pairs["winner_swapped"]))

@@ -1,0 +1,191 @@
+"""Rubric wrappers that change what the judge sees while keeping the base rubric's parser.
+
+Each wrapper implements the rubric/engine contract (judgelab/rubrics/base.py) by delegating to a
+base rubric and rewriting the request messages; its fingerprint extends the base's, so the cache
+never confuses a wrapped request with a plain one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from judgelab.rubrics.base import JudgeRequest, ParsedRow, Rubric
+
+
+class WrappedRubric:
+    """Delegates the contract to ``base``; subclasses rewrite messages in ``rewrite``."""
+
+    wrapper = "wrapped"
+
+    def __init__(self, base: Rubric) -> None:
+        self.base = base
+        self.name, self.version, self.mode = base.name, base.version, base.mode
+        self.required_fields = tuple(base.required_fields)
+        self.scale = base.scale
+        self.default_temperature = base.default_temperature
+        self.candidate_fields = tuple(getattr(base, "candidate_fields", ()) or ())
+
+    def rewrite(self, messages: list[dict[str, str]], item: Mapping[str, Any]) -> list[dict[str, str]]:
+        raise NotImplementedError
+
+    def requests(self, item: Mapping[str, Any], *, swapped: bool = False) -> list[JudgeRequest]:
+        return [dataclasses.replace(r, messages=self.rewrite([dict(m) for m in r.messages], item))
+                for r in self.base.requests(item, swapped=swapped)]
+
+    def parse(self, raw: str, request: JudgeRequest) -> list[ParsedRow]:
+        return self.base.parse(raw, request)
+
+    def settings(self) -> Any:
+        """Everything of this wrapper that changes a prompt (hashed into the fingerprint)."""
+        return None
+
+    def fingerprint(self) -> str:
+        blob = json.dumps([self.base.fingerprint(), self.wrapper, self.settings()], sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of {self.base!r}>"
+
+
+def _last_user(messages: list[dict[str, str]]) -> int:
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user":
+            return i
+    raise ValueError("the rubric's request has no user message to rewrite")
+
+
+class ChallengeRubric(WrappedRubric):
+    """Second turn of a conversation: the judge's first answer, then a user challenge.
+
+    ``followups`` maps item_id -> (the judge's first raw output, the challenge text). The judge
+    answers in the base rubric's format, so the base parser reads the revised verdict.
+    """
+
+    wrapper = "challenge"
+
+    def __init__(self, base: Rubric, followups: Mapping[str, tuple[str, str]]) -> None:
+        super().__init__(base)
+        self.followups = dict(followups)
+
+    def rewrite(self, messages: list[dict[str, str]], item: Mapping[str, Any]) -> list[dict[str, str]]:
+        item_id = str(item.get("item_id"))
+        if item_id not in self.followups:
+            raise KeyError(f"no first answer recorded for item {item_id!r}; it cannot be challenged")
+        first, challenge = self.followups[item_id]
+        return messages + [{"role": "assistant", "content": first}, {"role": "user", "content": challenge}]
+
+    def requests(self, item: Mapping[str, Any], *, swapped: bool = False) -> list[JudgeRequest]:
+        reqs = super().requests(item, swapped=swapped)
+        if len(reqs) != 1:
+            raise ValueError(f"the sycophancy challenge needs a one-request rubric; {self.name!r} makes {len(reqs)}")
+        return reqs
+
+    def settings(self) -> Any:
+        return None  # the first answer and the challenge are in the messages, hence in the cache key
+
+
+class OpinionRubric(WrappedRubric):
+    """The user's opinion stated before the judge judges: ``opinions`` maps item_id -> text."""
+
+    wrapper = "opinion"
+
+    def __init__(self, base: Rubric, opinions: Mapping[str, str]) -> None:
+        super().__init__(base)
+        self.opinions = dict(opinions)
+
+    def rewrite(self, messages: list[dict[str, str]], item: Mapping[str, Any]) -> list[dict[str, str]]:
+        item_id = str(item.get("item_id"))
+        if item_id not in self.opinions:
+            raise KeyError(f"no user opinion given for item {item_id!r}")
+        i = _last_user(messages)
+        messages[i]["content"] = f"{self.opinions[item_id]}\n\n{messages[i]['content']}"
+        return messages
+
+
+SCALE_LABELS: dict[tuple[int, int], dict[int, str]] = {
+    (1, 3): {1: "Poor", 2: "Acceptable", 3: "Good"},
+    (1, 5): {1: "Very poor", 2: "Poor", 3: "Fair", 4: "Good", 5: "Excellent"},
+}
+SCALE_ORDERS: tuple[str, ...] = ("ascending", "descending")
+SCALE_STYLES: tuple[str, ...] = ("numbers", "labels")
+
+
+def scale_legend(scale: tuple[int, int], order: str, style: str) -> str:
+    """The scale section: every level listed low-to-high or high-to-low, as numbers or as labels."""
+    if order not in SCALE_ORDERS:
+        raise ValueError(f"scale order must be one of {SCALE_ORDERS}, not {order!r}")
+    if style not in SCALE_STYLES:
+        raise ValueError(f"scale style must be one of {SCALE_STYLES}, not {style!r}")
+    lo, hi = scale
+    levels = list(range(lo, hi + 1))
+    if order == "descending":
+        levels.reverse()
+    if style == "labels":
+        if scale not in SCALE_LABELS:
+            raise ValueError(f"no level labels for a {lo}-{hi} scale; labels exist for {sorted(SCALE_LABELS)}")
+        lines = [f"- {SCALE_LABELS[scale][v]} (score {v})" for v in levels]
+    else:
+        lines = [f"- {v}" + (" (lowest)" if v == lo else " (highest)" if v == hi else "") for v in levels]
+    return "## Score Scale\nThe possible scores are:\n" + "\n".join(lines)
+
+
+class ScaleOrderRubric(WrappedRubric):
+    """Adds an explicit scale section (before "## Output Format" when the prompt has one, else at
+    the end of the user message) listing the levels in ``order`` and ``style``."""
+
+    wrapper = "scale_order"
+
+    def __init__(self, base: Rubric, order: str = "ascending", style: str = "numbers") -> None:
+        super().__init__(base)
+        if base.scale is None:
+            raise ValueError(f"rubric {base.name!r} has no score scale; the scale_order probe needs a direct rubric")
+        self.order, self.style = order, style
+        self.legend = scale_legend(tuple(base.scale), order, style)
+
+    def rewrite(self, messages: list[dict[str, str]], item: Mapping[str, Any]) -> list[dict[str, str]]:
+        i = _last_user(messages)
+        content = messages[i]["content"]
+        marker = content.find("## Output Format")
+        if marker >= 0:
+            content = content[:marker] + self.legend + "\n\n" + content[marker:]
+        else:
+            content = content + "\n\n" + self.legend
+        messages[i]["content"] = content
+        return messages
+
+    def settings(self) -> Any:
+        return [self.order, self.style]
+
+
+_NEUTRALISED = "<\\/"  # how judgelab.prompting.neutralize writes "</"
+_FENCE = re.compile(r'<([A-Za-z_][A-Za-z0-9_\-]*) id="[0-9a-f]{12}">\n(.*?)\n</\1 id="[0-9a-f]{12}">', re.S)
+
+
+def unfence(text: str) -> str:
+    """Remove judgelab's fences (judgelab.prompting.fence) and restore neutralised closing tags."""
+
+    def plain(m: re.Match[str]) -> str:
+        body = m.group(2).replace(_NEUTRALISED, "</")
+        return f"<{m.group(1)}>\n{body}\n</{m.group(1)}>"
+
+    return _FENCE.sub(plain, text)
+
+
+class UnfencedRubric(WrappedRubric):
+    """The base rubric with its candidate-text fencing removed: the injection probe's control arm."""
+
+    wrapper = "unfenced"
+
+    def rewrite(self, messages: list[dict[str, str]], item: Mapping[str, Any]) -> list[dict[str, str]]:
+        return [{**m, "content": unfence(m["content"])} for m in messages]
+
+
+def changes_prompt(wrapper: Callable[[Rubric], WrappedRubric], rubric: Rubric, item: Mapping[str, Any]) -> bool:
+    """Whether a wrapper changes the messages of this item at all (e.g. unfencing an unfenced rubric)."""
+    plain = [r.messages for r in rubric.requests(item)]
+    return plain != [r.messages for r in wrapper(rubric).requests(item)]
