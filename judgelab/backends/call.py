@@ -130,10 +130,14 @@ def classify(exc: BaseException, secrets: tuple[str, ...] = ()) -> ModelCallErro
 
 
 def _cost(response: Any) -> float:
-    try:
-        value = litellm.completion_cost(completion_response=response)
-    except Exception:  # litellm raises for models without a known price
-        return math.nan
+    # litellm already priced the response while logging it; computing it again costs ~2 ms CPU per call
+    hidden = getattr(response, "_hidden_params", None) or {}
+    value = hidden.get("response_cost")
+    if value is None:
+        try:
+            value = litellm.completion_cost(completion_response=response)
+        except Exception:  # litellm raises for models without a known price
+            return math.nan
     if value is None:
         return math.nan
     value = float(value)
