@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -30,10 +31,17 @@ from judgelab.stats import pairwise_accuracy
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _combos(released: bool) -> list[tuple[str, str, str]]:
-    from tests.conftest import _data_dir  # the same folder the data_dir fixture uses
+def _collection_data_dir() -> Path | None:
+    """The data folder at collection time (parametrisation), located as tests/conftest.py does."""
+    env = os.environ.get("JUDGELAB_DATA_DIR")
+    for candidate in ([Path(env)] if env else []) + [REPO.parent / "shared" / "data"]:
+        if (candidate / "LLMBar").is_dir():
+            return candidate
+    return None
 
-    root = _data_dir()
+
+def _combos(released: bool) -> list[tuple[str, str, str]]:
+    root = _collection_data_dir()
     if root is None:
         return []
     df = llmbar_combinations(root)
