@@ -1,0 +1,162 @@
+"""Can a judge's confidence be trusted? Reliability-diagram data and expected calibration error, per judge.
+
+A verdict is *correct* when it matches the gold (or human) label of its item: the same winner
+(pairwise) or the same score. A "TIE" verdict against an A/B gold label earns ``tie_credit``
+(default 0.5: breaking the tie by a coin would be right half the time), which is also what seed
+002's "inconsistent -> TIE with confidence 0.5" promises.
+
+ECE = sum over bins of (n_bin / n) * |accuracy_bin - mean confidence_bin|, with ``n_bins`` equal-width
+bins on [0, 1] (``binning="uniform"``) or equal-count bins (``"quantile"``, edges from the data).
+Its interval is a percentile bootstrap over verdicts (clustered by item when an item has several
+verdicts, e.g. several criteria or repeats), with the bin edges held fixed. ECE is biased upwards
+in small samples (every bin's |gap| is positive under noise), so a perfectly calibrated judge on a
+few hundred verdicts shows an ECE of a few hundredths, not 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from judgelab.stats._tidy import result_row, tidy_frame
+from judgelab.stats.bootstrap import bootstrap
+
+Binning = Literal["uniform", "quantile"]
+
+
+@dataclass
+class CalibrationResult:
+    bins: pd.DataFrame  # judge, bin, bin_low, bin_high, n, mean_confidence, accuracy, gap
+    summary: pd.DataFrame  # tidy: judge, metric (ece, accuracy, mean_confidence), estimate, CI, n, method
+
+
+def _gold_map(table: pd.DataFrame, gold: str | Mapping[str, object]) -> tuple[dict[tuple, object], str | None]:
+    if isinstance(gold, Mapping):
+        return {(str(k), "overall", None): v for k, v in gold.items()}, None
+    rows = table[(table["judge"] == gold) & (table["status"] == "ok")]
+    if rows.empty:
+        raise ValueError(f"no scored rows of gold judge {gold!r} in the table")
+    out: dict[tuple, object] = {}
+    for item, crit, side, winner, score in zip(rows["item_id"], rows["criterion"], rows["side"], rows["winner"],
+                                               rows["score"], strict=True):
+        key = (str(item), str(crit), None if pd.isna(side) else str(side))
+        label = winner if isinstance(winner, str) else (None if pd.isna(score) else float(score))
+        if key in out and out[key] != label:
+            raise ValueError(f"gold judge {gold!r} gives item {item!r} two different labels")
+        out[key] = label
+    return out, gold
+
+
+def correctness(table: pd.DataFrame, gold: str | Mapping[str, object] = "gold", *,
+                tie_credit: float = 0.5) -> pd.DataFrame:
+    """Scored rows with a confidence, plus ``correct`` (1, 0 or ``tie_credit``) against the gold label.
+
+    Returns columns judge, item_id, confidence, correct; ``attrs`` count the rows left out and why.
+    """
+    labels, gold_judge = _gold_map(table, gold)
+    rows = table if gold_judge is None else table[table["judge"] != gold_judge]
+    n_unscored = int((rows["status"] != "ok").sum())
+    rows = rows[rows["status"] == "ok"]
+    n_no_conf = int(rows["confidence"].isna().sum())
+    rows = rows[rows["confidence"].notna()]
+    keys = [(str(i), str(c), None if pd.isna(s) else str(s))
+            for i, c, s in zip(rows["item_id"], rows["criterion"], rows["side"], strict=True)]
+    gold_values = [labels.get(k) for k in keys]
+    keep = np.array([g is not None for g in gold_values], dtype=bool)
+    correct = []
+    for winner, score, g in zip(rows["winner"], rows["score"], gold_values, strict=True):
+        if g is None:
+            correct.append(np.nan)
+        elif isinstance(winner, str):
+            correct.append(1.0 if winner == g else (tie_credit if winner == "TIE" and g != "TIE" else 0.0))
+        else:
+            correct.append(1.0 if (not pd.isna(score) and float(score) == g) else 0.0)
+    conf = rows["confidence"].astype(float).to_numpy()
+    if ((conf < 0) | (conf > 1)).any():
+        raise ValueError("confidence values must lie in [0, 1]")
+    out = pd.DataFrame({"judge": rows["judge"].to_numpy(dtype=object), "item_id": rows["item_id"].to_numpy(dtype=object),
+                        "confidence": conf, "correct": np.array(correct, dtype=float)})[keep]
+    out.attrs.update(n_unscored_excluded=n_unscored, n_without_confidence=n_no_conf,
+                     n_without_gold=int((~keep).sum()))
+    return out.reset_index(drop=True)
+
+
+def _edges(conf: np.ndarray, n_bins: int, binning: Binning) -> np.ndarray:
+    if binning == "uniform":
+        return np.linspace(0.0, 1.0, n_bins + 1)
+    if binning == "quantile":
+        edges = np.unique(np.quantile(conf, np.linspace(0, 1, n_bins + 1)))
+        edges[0], edges[-1] = 0.0, 1.0
+        return edges
+    raise ValueError(f"binning must be 'uniform' or 'quantile', not {binning!r}")
+
+
+def _bin_ids(conf: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    return np.clip(np.searchsorted(edges, conf, side="right") - 1, 0, len(edges) - 2)
+
+
+def expected_calibration_error(confidence: Sequence[float] | np.ndarray, correct: Sequence[float] | np.ndarray,
+                               *, n_bins: int = 10, binning: Binning = "uniform") -> float:
+    """ECE of one set of (confidence, correctness) pairs."""
+    conf, corr = np.asarray(confidence, dtype=float), np.asarray(correct, dtype=float)
+    bins = _bin_ids(conf, _edges(conf, n_bins, binning))
+    k = int(bins.max()) + 1 if len(bins) else 1
+    gap = np.bincount(bins, corr, minlength=k) - np.bincount(bins, conf, minlength=k)
+    return float(np.abs(gap).sum() / len(conf)) if len(conf) else float("nan")
+
+
+def calibration(table: pd.DataFrame, gold: str | Mapping[str, object] = "gold", *,
+                judges: Sequence[str] | None = None, n_bins: int = 10, binning: Binning = "uniform",
+                tie_credit: float = 0.5, n_resamples: int = 2000, ci_level: float = 0.95,
+                seed: int = 0) -> CalibrationResult:
+    """Reliability-diagram bins and ECE (bootstrap CI) per judge, against ``gold`` (a judge or item -> label)."""
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be positive, got {n_bins}")
+    data = correctness(table, gold, tie_credit=tie_credit)
+    if judges is not None:
+        data = data[data["judge"].isin(list(judges))]
+    if data.empty:
+        raise ValueError("no scored verdicts with both a confidence and a gold label to calibrate")
+    bin_frames, summary_rows = [], []
+    for judge, part in data.groupby("judge", sort=True):
+        conf, corr = part["confidence"].to_numpy(), part["correct"].to_numpy()
+        edges = _edges(conf, n_bins, binning)
+        ids = _bin_ids(conf, edges)
+        k = len(edges) - 1
+        counts = np.bincount(ids, minlength=k)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_conf = np.bincount(ids, conf, minlength=k) / counts
+            acc = np.bincount(ids, corr, minlength=k) / counts
+        bin_frames.append(pd.DataFrame({"judge": judge, "bin": np.arange(k), "bin_low": edges[:-1],
+                                        "bin_high": edges[1:], "n": counts, "mean_confidence": mean_conf,
+                                        "accuracy": acc, "gap": acc - mean_conf}))
+
+        def ece_stat(idx: np.ndarray, ids: np.ndarray = ids, conf: np.ndarray = conf, corr: np.ndarray = corr,
+                     k: int = k) -> np.ndarray:
+            offsets = (np.arange(idx.shape[0]) * k)[:, None]
+            cells = (ids[idx] + offsets).ravel()
+            size = idx.shape[0] * k
+            gap = (np.bincount(cells, corr[idx].ravel(), minlength=size)
+                   - np.bincount(cells, conf[idx].ravel(), minlength=size)).reshape(-1, k)
+            return np.abs(gap).sum(axis=1) / idx.shape[1]
+
+        items = part["item_id"].to_numpy(dtype=object)
+        clustered = len(set(items)) < len(items)
+        boot = bootstrap(ece_stat, len(part), cluster=items if clustered else None,
+                         cluster_name="item_id" if clustered else None, n_resamples=n_resamples,
+                         ci_level=ci_level, seed=seed, return_distribution=False)
+        context = {"judge": judge, **data.attrs}
+        summary_rows.append(result_row("ece", boot.estimate, n=len(part), note=boot.note, **boot.fields(),
+                                       method=f"expected calibration error, {k} {binning} bins; CI: {boot.method}",
+                                       **context))
+        summary_rows.append(result_row("accuracy", float(corr.mean()), n=len(part), method="mean correctness "
+                                       f"(TIE vs an A/B label = {tie_credit})", **context))
+        summary_rows.append(result_row("mean_confidence", float(conf.mean()), n=len(part),
+                                       method="mean stated confidence", **context))
+    summary = tidy_frame(summary_rows)
+    front = ["judge"] + [c for c in summary.columns if c != "judge"]
+    return CalibrationResult(bins=pd.concat(bin_frames, ignore_index=True), summary=summary[front])
