@@ -120,12 +120,11 @@ def dense_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
 
 def resample_midranks(codes: np.ndarray, n_codes: int) -> np.ndarray:
     """Average (1-based) ranks within each row of a (B, m) matrix of dense codes, without sorting."""
-    n_rows, m = codes.shape
-    offsets = (np.arange(n_rows, dtype=np.int64) * n_codes)[:, None]
-    counts = np.bincount((codes + offsets).ravel(), minlength=n_rows * n_codes).reshape(n_rows, n_codes)
-    cumulative = np.cumsum(counts, axis=1)
-    midranks = cumulative - (counts - 1) / 2.0  # rank of the first tie + (count - 1) / 2
-    return np.take_along_axis(midranks, codes, axis=1)
+    n_rows = codes.shape[0]
+    cells = codes + (np.arange(n_rows, dtype=np.int64) * n_codes)[:, None]
+    counts = np.bincount(cells.ravel(), minlength=n_rows * n_codes).reshape(n_rows, n_codes)
+    midranks = np.cumsum(counts, axis=1) - (counts - 1) / 2.0  # last rank of the tie run - (count - 1) / 2
+    return midranks.ravel()[cells]
 
 
 def spearman_statistic(x: np.ndarray, y: np.ndarray) -> IndexStatistic:
