@@ -65,6 +65,9 @@ _SUPPORTED_PARAMS = frozenset(
 )
 
 
+_NO_STREAMING = "local/smollm2 does not stream; call it without stream=True."
+
+
 class LocalModelUnavailable(RuntimeError):
     """llama-cpp-python or the SmolLM2 GGUF file is not installed."""
 
@@ -209,7 +212,8 @@ def _sampling(params: dict[str, Any]) -> dict[str, Any]:
     if top_logprobs is not None and not 0 <= int(top_logprobs) <= MAX_TOP_LOGPROBS:
         raise _BadRequest(f"top_logprobs must be between 0 and {MAX_TOP_LOGPROBS}, got {top_logprobs}.")
     stop = params.get("stop") or []
-    max_tokens = params.get("max_tokens") or params.get("max_completion_tokens") or DEFAULT_MAX_TOKENS
+    max_tokens = next((params[k] for k in ("max_tokens", "max_completion_tokens") if params.get(k) is not None),
+                      DEFAULT_MAX_TOKENS)
     if int(max_tokens) < 1:
         raise _BadRequest(f"max_tokens must be at least 1, got {max_tokens}.")
     temperature = params.get("temperature")
@@ -333,7 +337,7 @@ def _complete(model: str, messages: list[dict[str, Any]], optional_params: dict[
         name = _canonical_name(model)
         settings = _sampling(optional_params)
         if optional_params.get("stream"):
-            raise _BadRequest("local/smollm2 does not stream; call it without stream=True.")
+            raise _BadRequest(_NO_STREAMING)
         with _CALL_LOCK:
             result = _generate(messages, settings)
     except (_BadRequest, LocalModelUnavailable) as exc:
@@ -355,6 +359,13 @@ class SmolLM2Provider(CustomLLM):
         # The dedicated single worker serialises calls without parking many threads on the lock.
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(_WORKER, _complete, model, messages, optional_params)
+
+    # litellm routes stream=True here instead of to completion(): refuse clearly rather than "not implemented".
+    def streaming(self, model: str, *args: Any, **kwargs: Any) -> Any:
+        raise litellm.BadRequestError(message=_NO_STREAMING, model=model, llm_provider=PROVIDER)
+
+    async def astreaming(self, model: str, *args: Any, **kwargs: Any) -> Any:
+        raise litellm.BadRequestError(message=_NO_STREAMING, model=model, llm_provider=PROVIDER)
 
 
 _REGISTER_LOCK = threading.Lock()
