@@ -2,7 +2,8 @@
 
 The reply depends on the requested model name, so several "models" share one server:
 ``openai/right*`` picks the answer containing "GOOD", ``openai/wrong`` always picks the other,
-``openai/first`` always picks the answer shown first (pure position bias),
+``openai/first`` always picks the answer shown first (pure position bias), ``openai/half`` is
+right on items 0-5 and position-biased on the others,
 ``openai/score-<n>`` always scores n (ToyDirect).
 """
 
@@ -34,6 +35,9 @@ def scripted_reply(body: dict[str, Any]) -> str:
         return "B" if good_first else "A"
     if model == "first":
         return "A"
+    if model == "half":  # right on items 0-5, position-biased (always "A") on the rest
+        number = int(re.search(r"answer (\d+)", first).group(1))
+        return ("A" if good_first else "B") if number < 6 else "A"
     raise AssertionError(f"unscripted model {model}")
 
 
