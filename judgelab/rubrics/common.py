@@ -196,13 +196,22 @@ class SpecRubric:
         return f"<{type(self).__name__} {self.name} v{self.version} ({self.mode})>"
 
 
+def is_missing(value: Any) -> bool:
+    """None or NaN (pandas turns an absent optional field into NaN)."""
+    return value is None or (isinstance(value, float) and value != value)
+
+
 def item_text(item: Mapping[str, Any], field: str) -> str:
-    """An item field as prompt text (lists become bullet lines, JSON-able values JSON)."""
+    """An item field as prompt text (lists become bullet lines, dicts JSON, missing/NaN "")."""
     value = item.get(field)
+    if is_missing(value):
+        return ""
+    if hasattr(value, "tolist") and not isinstance(value, str):  # numpy arrays from Parquet list columns
+        value = value.tolist()
     if isinstance(value, str):
         return value
     if isinstance(value, list | tuple):
         return "\n".join(f"- {v}" for v in value)
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)
-    return "" if value is None else str(value)
+    return str(value)

@@ -22,7 +22,7 @@ from typing import Any
 
 from judgelab import parsing
 from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey
-from judgelab.rubrics.common import SpecRubric, item_text
+from judgelab.rubrics.common import SpecRubric, is_missing, item_text
 from judgelab.rubrics.spec import FewShot, RubricSpec, RubricSpecError
 
 
@@ -98,7 +98,7 @@ class EditorialSummaryRubric(SpecRubric):
         item_id = str(item.get("item_id", ""))
         if item_id in self.pool_ids:
             raise ValueError(f"item {item_id!r} is in the few-shot pool; an example must never be a judged item")
-        doc_id = item.get("doc_id")
+        doc_id = None if is_missing(item.get("doc_id")) else item.get("doc_id")
         eligible = [
             ex for ex in self.pool
             if _human_score(ex, criterion) is not None and (doc_id is None or ex.get("doc_id") != doc_id)

@@ -6,11 +6,14 @@ by walking PyYAML's node tree (which keeps each node's start mark) along pydanti
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when libyaml is available
 
 RUBRIC_NAME = r"^[A-Za-z][A-Za-z0-9_\-]*$"
 CRITERION_NAME = r"^[a-z][a-z0-9_]*$"
@@ -156,17 +159,24 @@ class RubricSpec(_Strict):
 
 # ------------------------------------------------------------------------------ YAML loading
 def load_spec_file(path: Path) -> RubricSpec:
-    """Read and validate a rubric YAML file."""
+    """Read and validate a rubric YAML file (cached by path, size and modification time)."""
     if not path.exists():
         raise RubricSpecError(f"rubric file not found: {path}")
-    return parse_spec_text(path.read_text(encoding="utf-8"), where=str(path))
+    stat = path.stat()
+    return _cached_spec(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_spec(path: str, mtime_ns: int, size: int) -> RubricSpec:
+    # specs are never mutated in place (parameters make copies), so sharing one object is safe
+    return parse_spec_text(Path(path).read_text(encoding="utf-8"), where=path)
 
 
 def parse_spec_text(text: str, where: str = "<rubric>") -> RubricSpec:
     """Validate YAML text as a RubricSpec; errors name the field and its line."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        root = yaml.compose(text, Loader=_Loader)
+        data = _Loader(text).construct_document(root) if root is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

@@ -31,6 +31,8 @@ _FALSE = {"false", "no", "n", "0"}
 
 def as_item_set(value: Any) -> list[str]:
     """An extraction output/expected value as a list: a list, a JSON list string, or lines/commas."""
+    if hasattr(value, "tolist") and not isinstance(value, str):  # numpy arrays from Parquet list columns
+        value = value.tolist()
     if isinstance(value, list | tuple | set):
         return [str(v) for v in value]
     if isinstance(value, str):
@@ -92,7 +94,7 @@ class UnifiedJudgeRubric(SpecRubric):
             "input": item_text(item, "input"),
             "output": item_text(item, "output"),
             "expected": item_text(item, "expected"),
-            "reasoning": item_text(item, "reasoning") if item.get("reasoning") else "",
+            "reasoning": item_text(item, "reasoning"),
         }
         keys = (RowKey("correctness"), RowKey("rule_compliance"), RowKey("reasoning_quality"), RowKey("overall"))
         meta = {"module": module, "module_type": mtype, "rules": [r["name"] for r in mspec["rules"]],

@@ -78,3 +78,19 @@ def test_every_example_item_renders(name: str) -> None:
             for req in rubric.requests(item, swapped=swapped):
                 assert req.expected_rows
                 assert all(m["content"].strip() for m in req.messages)
+
+
+@pytest.mark.parametrize("name", ["unified_judge", "chess_commentary", "editorial_summary"])
+def test_items_read_through_pandas_render_like_dicts(name: str) -> None:
+    """The engine reads items with pandas: absent optional fields become NaN and must not print as 'nan'."""
+    import pandas as pd
+
+    frame = pd.read_json(EXAMPLES / f"{name}.jsonl", lines=True)
+    if name == "unified_judge":
+        frame.loc[0, "reasoning"] = float("nan")
+    rubric = load_rubric(name)
+    for record, raw in zip(frame.to_dict(orient="records"), examples(name), strict=True):
+        via_pandas = rubric.requests(record)[0].messages[-1]["content"]
+        assert "nan" not in via_pandas.split()
+        if name != "unified_judge" or raw["item_id"] != "uj-1":
+            assert via_pandas == rubric.requests(raw)[0].messages[-1]["content"]
