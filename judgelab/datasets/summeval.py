@@ -65,6 +65,7 @@ def summeval(
     *,
     criteria: tuple[str, ...] = CRITERIA,
     duplicates: Literal["last", "all"] = "last",
+    human: bool = True,
     cache_dir: str | os.PathLike[str] | None = None,
     base_url: str | None = None,
 ) -> DatasetResult:
@@ -73,7 +74,8 @@ def summeval(
     Table rows per summary and criterion: ``judge="human"`` (mean of the 3 expert ratings),
     ``"human:expert_1"`` ... ``"human:expert_3"``, and the judge's row (score 1-5, or a
     ``parse_error`` row whose reason says what was wrong). Extra columns ``system`` and
-    ``document_id`` support summary-level and system-level meta-evaluation.
+    ``document_id`` support summary-level and system-level meta-evaluation. ``human=False``
+    leaves out the human rows (identical for every judge) when only the judge is needed.
     """
     if method not in PARSERS:
         raise ValueError(f"unknown LLM_summeval method {method!r}; known: {', '.join(PARSERS)}")
@@ -105,7 +107,8 @@ def summeval(
     for system, path in zip(SYSTEMS, annotation_paths, strict=True):
         for record in _read_jsonl(files[path], path):
             items.append(_item(record, system, path))
-            rows.extend(_human_rows(record, system, run_id, criteria, path))
+            if human:
+                rows.extend(_human_rows(record, system, run_id, criteria, path))
     known = {item["item_id"] for item in items}
     for system in SYSTEMS:
         for criterion in criteria:
@@ -119,7 +122,13 @@ def summeval(
         table=table,
         items=pd.DataFrame(items),
         source=source,
-        notes={"judge": judge, "method": method, "criteria": list(criteria), "duplicates": duplicates},
+        notes={
+            "judge": judge,
+            "method": method,
+            "criteria": list(criteria),
+            "duplicates": duplicates,
+            "human": human,
+        },
     )
 
 
@@ -151,7 +160,7 @@ def _item(record: dict[str, Any], system: str, path: str) -> dict[str, Any]:
         label = "crowd" if group == "turker" else group
         for criterion in CRITERIA:
             values = [r[criterion] for r in ratings if r.get(criterion) is not None]
-            item[f"{label}_{criterion}"] = float(np.mean(values)) if values else np.nan
+            item[f"{label}_{criterion}"] = sum(values) / len(values) if values else np.nan
     return item
 
 
@@ -179,7 +188,7 @@ def _human_rows(
                 "criterion": criterion,
                 "judge": "human",
                 "status": "ok",
-                "score": float(np.mean(values)),
+                "score": sum(values) / len(values),
                 "detail": {"aggregate": "mean of 3 expert ratings", "ratings": values},
             }
         )

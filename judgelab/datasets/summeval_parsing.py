@@ -69,21 +69,28 @@ def parse_stareval(text: str) -> ScoreParse:
 
 
 _CRITERIA = r"(?:coherence|consistency|fluency|relevance|overall)"
+_NUM_LOWER = r"(\d+(?:\.\d+)?|one|two|three|four|five)"
+_OUT_OF_LOWER = r"(?:\s*/\s*(\d+)|\s+out\s+of\s+(\d+|five|ten))?"
 # Tier 1: explicit score statements. Tier 2: idioms some judges use instead ("making it a 5",
-# "a perfect relevance (5)"), consulted only when tier 1 has no in-range score.
-_TIER_1 = (
-    re.compile(
-        rf"\b(?:scor(?:e|es|ed|ing)|rat(?:e|es|ed|ing))\b[^.\n\d]{{0,80}}?\(?{_NUM}\)?{_OUT_OF}",
-        re.IGNORECASE,
+# "a perfect relevance (5)"), consulted only when tier 1 has no in-range score. Patterns run on
+# the lower-cased text, each only when its literal cue occurs (plain `in` checks are far cheaper
+# than a case-insensitive regex scan of a long reply).
+_TIER_1: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+    (
+        ("scor", "rat"),
+        re.compile(
+            rf"\b(?:scor(?:e|es|ed|ing)|rat(?:e|es|ed|ing))\b[^.\n\d]{{0,80}}?\(?{_NUM_LOWER}\)?{_OUT_OF_LOWER}"
+        ),
     ),
-    re.compile(rf"\b{_NUM}(?:\s*/\s*(\d+)|\s+out\s+of\s+(\d+|five|ten))", re.IGNORECASE),
-    re.compile(rf"\b{_CRITERIA}\s*:\s*{_NUM}{_OUT_OF}", re.IGNORECASE),
+    (("/", "out of"), re.compile(rf"\b{_NUM_LOWER}(?:\s*/\s*(\d+)|\s+out\s+of\s+(\d+|five|ten))")),
+    ((":",), re.compile(rf"\b{_CRITERIA}\s*:\s*{_NUM_LOWER}{_OUT_OF_LOWER}")),
 )
-_TIER_2 = (
-    re.compile(
-        r"\ba\s+(?:perfect\s+)?([1-5])(?:\s+in\s+terms\b|\s*,|\s+because\b|\s+for\b|\s*\.)()()", re.IGNORECASE
+_TIER_2: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+    (
+        ("a ",),
+        re.compile(r"\ba\s+(?:perfect\s+)?([1-5])(?:\s+in\s+terms\b|\s*,|\s+because\b|\s+for\b|\s*\.)()()"),
     ),
-    re.compile(r"\(([1-5])\)()()"),
+    (("(",), re.compile(r"\(([1-5])\)()()")),
 )
 
 
@@ -91,13 +98,15 @@ def parse_rts(text: str) -> ScoreParse:
     """The last in-range explicit score statement; idioms only when there is none (see module doc)."""
     if not text.strip():
         return ScoreParse(None, "empty response")
+    lowered = text.lower()
     rejected: list[ScoreParse] = []
     for tier in (_TIER_1, _TIER_2):
         found = sorted(
             (
                 (m.start(), _checked(_number(m.group(1)), m.group(0), m.group(2) or m.group(3)))
-                for p in tier
-                for m in p.finditer(text)
+                for cues, pattern in tier
+                if any(cue in lowered for cue in cues)
+                for m in pattern.finditer(lowered)
             ),
             key=lambda pair: pair[0],
         )
