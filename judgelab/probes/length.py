@@ -44,11 +44,16 @@ def length(
     *,
     lengths: tuple[int, ...] = DEFAULT_LENGTHS,
     field: str | None = None,
+    other_field: str | None = None,
     criterion: str = "overall",
     seed: int = 0,
     **run_kw: Any,
 ) -> ProbeResult:
-    """Judge the original items and padded copies (one condition per padding kind x length)."""
+    """Judge the original items and padded copies (one condition per padding kind x length).
+
+    ``field``: the candidate to pad (default the rubric's first candidate field); ``other_field``
+    (pairwise): the other candidate, for the length-controlled win rate.
+    """
     rubric = resolve_rubric(rubric)
     item_df = items_frame(items)
     target = candidate_field(rubric, field)
@@ -56,8 +61,9 @@ def length(
     for pert in padding_perturbations(tuple(lengths)):
         conditions[pert.name] = (perturb_items(item_df, target, pert), rubric)
     table = run_conditions(item_df, rubric, model, conditions, seed=seed, **run_kw)
-    result = analyze(table, criterion=criterion, items=item_df if rubric.mode == "pairwise" else None,
-                     fields=tuple(getattr(rubric, "candidate_fields", ())) or None, seed=seed)
+    pairwise = rubric.mode == "pairwise"
+    fields = (target, candidate_field(rubric, other_field, which=1)) if pairwise else None
+    result = analyze(table, criterion=criterion, items=item_df if pairwise else None, fields=fields, seed=seed)
     result.meta.update(model=model, rubric=rubric.name, field=target, lengths=list(lengths))
     return result
 
