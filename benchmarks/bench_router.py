@@ -1,0 +1,114 @@
+"""Throughput of one judge spread over 1, 2 and 4 local servers behind the Router (judgelab.scaleout).
+
+Each server is a local OpenAI-compatible stub (tests/support/openai_stub.py) in its OWN process (so
+its threads do not compete with the client for the GIL), answering after 100 ms with at most 8
+requests in service at once (a server-side semaphore; more wait in its queue, like a GPU server's
+batch slots). The Router judge caps each deployment at 8 in flight too, and the run's concurrency is
+8 x servers. Ideal throughput is 80 answers/s per server; the table shows what one judgelab client
+process actually reaches, and the scaling ratio each doubling of servers buys.
+
+    python benchmarks/bench_router.py [--per-server 240] [--servers 1 2 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+DELAY_S = 0.1
+SLOTS = 8
+
+
+def _serve(port_queue: mp.Queue, stop: mp.Event) -> None:  # type: ignore[type-arg]
+    from tests.support.openai_stub import StubServer
+
+    slots = threading.Semaphore(SLOTS)
+
+    def reply(body: dict) -> str:
+        with slots:  # at most SLOTS requests in service; the rest queue, as on a real server
+            time.sleep(DELAY_S)
+        return '{"score": 4}'
+
+    with StubServer(reply) as server:
+        port_queue.put(server.base_url)
+        stop.wait()
+
+
+def _measure(urls: list[str], n_requests: int, tag: str) -> dict[str, float]:
+    import judgelab
+    from judgelab.scaleout import router_judge
+    from tests.support.toy_rubrics import ToyDirect
+
+    judge = router_judge(urls, model="openai/bench-judge", max_parallel_requests=SLOTS)
+    items = [{"item_id": f"{tag}-{i}", "answer": f"answer {tag} {i}"} for i in range(n_requests)]
+    res = judgelab.run(items, ToyDirect(), judge, concurrency=SLOTS * len(urls), cache=False, progress=False,
+                       return_stats=True)
+    assert res.stats.ok == n_requests, res.stats.summary()
+    spread = sorted(judge.calls_by_deployment.values())
+    return {"wall_s": res.stats.wall_s, "cpu_s": res.stats.engine_cpu_s, "min_share": spread[0] / n_requests,
+            "max_share": spread[-1] / n_requests}
+
+
+def _measure_direct(url: str, n_requests: int) -> float:
+    """Throughput of the same engine calling one server directly (no Router): the Router's overhead baseline."""
+    import judgelab
+    from tests.support.toy_rubrics import ToyDirect
+
+    items = [{"item_id": f"direct-{i}", "answer": f"answer direct {i}"} for i in range(n_requests)]
+    res = judgelab.run(items, ToyDirect(), "openai/bench-judge", api_base=url, api_key="k", concurrency=SLOTS,
+                       cache=False, progress=False, return_stats=True)
+    return n_requests / res.stats.wall_s
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-server", type=int, default=240, help="requests per server in each measurement")
+    parser.add_argument("--servers", type=int, nargs="+", default=[1, 2, 4])
+    args = parser.parse_args()
+    ctx = mp.get_context("spawn")
+    stop = ctx.Event()
+    ports: mp.Queue = ctx.Queue()  # type: ignore[type-arg]
+    procs = [ctx.Process(target=_serve, args=(ports, stop), daemon=True) for _ in range(max(args.servers))]
+    for p in procs:
+        p.start()
+    urls = [ports.get(timeout=120) for _ in procs]
+    try:
+        _measure(urls[:1], 40, "warmup")  # litellm's lazy imports and client set-up are not throughput
+        load_before = os.getloadavg()[0]
+        direct = _measure_direct(urls[0], args.per_server)
+        rows = []
+        for n in args.servers:
+            m = _measure(urls[:n], args.per_server * n, f"s{n}")
+            total = args.per_server * n
+            rows.append({"servers": n, "requests": total, **m, "throughput": total / m["wall_s"],
+                         "ideal": n * SLOTS / DELAY_S})
+    finally:
+        stop.set()
+        for p in procs:
+            p.join(timeout=10)
+    print(f"{os.cpu_count()} CPU cores, load average {load_before:.1f} before / {os.getloadavg()[0]:.1f} after; "
+          f"each server: {DELAY_S * 1000:.0f} ms per answer, {SLOTS} slots")
+    print(f"1 server without the Router (engine -> server directly): {direct:.1f} req/s")
+    print(f"{'servers':>7} {'requests':>8} {'wall_s':>7} {'req/s':>7} {'ideal':>6} {'of ideal':>8} "
+          f"{'x vs 1':>6} {'x per doubling':>14} {'client CPU ms/req':>17} {'load share min-max':>18}")
+    prev = None
+    for r in rows:
+        vs_one = r["throughput"] / rows[0]["throughput"]
+        step = "" if prev is None else f"{r['throughput'] / prev['throughput'] / (r['servers'] / prev['servers']):.2f}"
+        print(f"{r['servers']:>7} {r['requests']:>8} {r['wall_s']:>7.2f} {r['throughput']:>7.1f} {r['ideal']:>6.0f} "
+              f"{r['throughput'] / r['ideal']:>8.0%} {vs_one:>6.2f} {step:>14} "
+              f"{1000 * r['cpu_s'] / r['requests']:>17.1f} {r['min_share']:>8.0%}-{r['max_share']:.0%}")
+        prev = r
+    print("x per doubling: throughput gained per doubling of servers, divided by 2 (1.00 = perfect scaling)")
+
+
+if __name__ == "__main__":
+    main()
