@@ -11,6 +11,7 @@ from judgelab.datasets.llmbar import llmbar, llmbar_combinations, llmbar_splits
 from judgelab.datasets.llmbar_published import (
     llmbar_kappa,
     llmbar_kappa_as_published,
+    llmbar_kappa_comparison,
     llmbar_published_statistics,
 )
 from judgelab.datasets.openqa import openqa
@@ -27,6 +28,7 @@ __all__ = [
     "llmbar_combinations",
     "llmbar_kappa",
     "llmbar_kappa_as_published",
+    "llmbar_kappa_comparison",
     "llmbar_published_statistics",
     "llmbar_splits",
     "openqa",

@@ -126,6 +126,28 @@ def llmbar_kappa(result: DatasetResult) -> dict[str, float]:
     }
 
 
+def llmbar_kappa_comparison(result: DatasetResult) -> pd.DataFrame:
+    """LLMBar's published-encoding kappas beside the correct Cohen's kappa, one row per comparison."""
+    quirk, correct = llmbar_kappa_as_published(result), llmbar_kappa(result)
+    pairs = [
+        ("judge vs gold, original order", "kappa_False", "kappa_original"),
+        ("judge vs gold, swapped order", "kappa_True", "kappa_swapped"),
+        ("judge vs gold, mean of orders", "kappa_average", "kappa_mean"),
+        ("original vs swapped order", "kappa_agreement", "kappa_between_orders"),
+    ]
+    return pd.DataFrame(
+        [
+            {
+                "comparison": label,
+                "published_field": q,
+                "published_encoding": quirk[q],
+                "cohen_kappa": correct[c],
+            }
+            for label, q, c in pairs
+        ]
+    )
+
+
 def cohen_kappa_point(a: np.ndarray, b: np.ndarray) -> float:
     """Unweighted Cohen's kappa (point estimate) over the union of both sequences' categories.
 

@@ -23,6 +23,7 @@ from judgelab.datasets import (
     llmbar_combinations,
     llmbar_kappa,
     llmbar_kappa_as_published,
+    llmbar_kappa_comparison,
     llmbar_published_statistics,
     llmbar_splits,
 )
@@ -135,6 +136,9 @@ def test_correct_kappa_matches_sklearn_and_differs_from_the_published_quirk(data
     assert llmbar_kappa_as_published(result)["kappa_False"] == pytest.approx(
         cohen_kappa_score(encoded, labels)
     )
+    side_by_side = llmbar_kappa_comparison(result).set_index("published_field")
+    assert side_by_side.loc["kappa_False", "published_encoding"] == pytest.approx(published["kappa_False"])
+    assert side_by_side.loc["kappa_False", "cohen_kappa"] == pytest.approx(kappa["kappa_original"])
 
 
 def test_table_layout_both_orders_gold_and_unscored(data_dir: Path) -> None:
