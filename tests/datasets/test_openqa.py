@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from judgelab.datasets import DataNotFoundError, openqa
+from judgelab.datasets import DataNotFoundError, DatasetResult, openqa
 from judgelab.stats.agreement import cohen_kappa, percent_agreement
 
 
 @pytest.fixture(scope="module")
-def gpt4(data_dir: Path):  # noqa: ANN201
+def gpt4(data_dir: Path) -> DatasetResult:
     return openqa("gpt-4", data_dir=data_dir)
 
 
-def _verdicts(result, judge: str) -> dict[str, str | None]:  # noqa: ANN001
+def _verdicts(result: DatasetResult, judge: str) -> dict[str, str | None]:
     rows = result.table[result.table["judge"] == judge]
     return {
         i: (v if s == "ok" else None)
@@ -27,7 +27,7 @@ def _verdicts(result, judge: str) -> dict[str, str | None]:  # noqa: ANN001
     }
 
 
-def test_annotator_agreement_kappa_735(gpt4) -> None:  # noqa: ANN001
+def test_annotator_agreement_kappa_735(gpt4: DatasetResult) -> None:
     """Published: annotator 1 vs 2 Cohen's kappa .735 (the 7 pairs annotator 2 left blank are not rated)."""
     res = cohen_kappa(
         "human:annotator1", "human:annotator2", data=gpt4.table, value="verdict", n_resamples=200
@@ -40,7 +40,7 @@ def test_annotator_agreement_kappa_735(gpt4) -> None:  # noqa: ANN001
     assert kappa == pytest.approx(cohen_kappa_score([a1[i] for i in both], [a2[i] for i in both]), abs=1e-12)
 
 
-def test_gpt4_vs_human_agreement_848_and_kappa_695(gpt4) -> None:  # noqa: ANN001
+def test_gpt4_vs_human_agreement_848_and_kappa_695(gpt4: DatasetResult) -> None:
     """Published: GPT-4 vs human 84.8% agreement, kappa .695.
 
     The paper's scorer (ehsk/OpenQA-eval ``gpt_eval``) counts a reply that starts with neither
@@ -64,7 +64,7 @@ def test_gpt4_vs_human_agreement_848_and_kappa_695(gpt4) -> None:  # noqa: ANN00
     assert excluded["n"].item() == 1480
 
 
-def test_human_majority_matches_the_annotators(gpt4) -> None:  # noqa: ANN001
+def test_human_majority_matches_the_annotators(gpt4: DatasetResult) -> None:
     votes = {j: _verdicts(gpt4, j) for j in ("human:annotator1", "human:annotator2", "human:annotator3")}
     for item, verdict in _verdicts(gpt4, "human").items():
         cast = [v[item] for v in votes.values() if v.get(item)]
@@ -118,7 +118,7 @@ def test_missing_tab_between_question_and_answer_is_repaired(tmp_path: Path, dat
         openqa("gpt-4", data_dir=tmp_path)
 
 
-def test_replies_that_are_not_yes_or_no_are_unscored(gpt4) -> None:  # noqa: ANN001
+def test_replies_that_are_not_yes_or_no_are_unscored(gpt4: DatasetResult) -> None:
     rows = gpt4.table[(gpt4.table["judge"] == "gpt-4") & (gpt4.table["status"] != "ok")]
     assert rows["unscored_reason"].str.startswith("reply does not start with Yes or No").all()
     assert rows["raw_output"].str.contains("partially correct|cannot determine", case=False).sum() >= 6

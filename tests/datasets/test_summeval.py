@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgelab.datasets import DataNotFoundError, summeval, summeval_combinations
+from judgelab.datasets import DataNotFoundError, DatasetResult, summeval, summeval_combinations
 from judgelab.datasets.summeval_parsing import parse_mcq, parse_rts, parse_stareval
 
 # (judge, method) -> lowest acceptable share of parsed outputs; the measured rates are printed
@@ -26,11 +26,11 @@ EXPECTED_COMBOS = {
 
 
 @pytest.fixture(scope="module")
-def gpt_rts(data_dir: Path):  # noqa: ANN201
+def gpt_rts(data_dir: Path) -> DatasetResult:
     return summeval("gpt-3.5-turbo-0301", "rts", data_dir=data_dir)
 
 
-def test_counts_and_human_means(gpt_rts, data_dir: Path) -> None:  # noqa: ANN001
+def test_counts_and_human_means(gpt_rts: DatasetResult, data_dir: Path) -> None:
     items = gpt_rts.items
     assert len(items) == 1200
     assert items["system"].nunique() == 12 and items["document_id"].nunique() == 100
