@@ -74,6 +74,7 @@ class ChessCommentaryRubric(SpecRubric):
     kind = "chess_commentary"
     code_version = "1"
     extra_params = frozenset({"apply_hard_rule"})
+    output_formats = frozenset({"csv_line"})
 
     def apply_params(self, spec: RubricSpec, params: Mapping[str, Any]) -> RubricSpec:
         if "apply_hard_rule" in params:

@@ -88,6 +88,10 @@ class DirectScoreRubric(SpecRubric):
     kind = "direct_score"
     code_version = "1"
     extra_params = frozenset({"criteria", "weights", "scale"})
+    # "pattern": free text ending in "<label>: N" per criterion (label = the criterion name, or
+    # options.score_label for a one-criterion rubric); the LAST such token counts, since the
+    # justification comes first and may mention other numbers.
+    output_formats = frozenset({"json", "pattern"})
 
     def apply_params(self, spec: RubricSpec, params: Mapping[str, Any]) -> RubricSpec:
         if spec.scale is None:
@@ -101,6 +105,8 @@ class DirectScoreRubric(SpecRubric):
         return [self.make_request({"item": context}, keys, logprob_criterion=single)]
 
     def _parse(self, raw: str, request: JudgeRequest) -> list[ParsedRow]:
+        if self.spec.output.format == "pattern":
+            return self._parse_pattern(raw)
         obj = parsing.extract_json_object(raw)
         entries = obj.get("scores")
         if entries is None and "score" in obj and len(self.spec.criteria) == 1:
@@ -143,6 +149,22 @@ class DirectScoreRubric(SpecRubric):
                 detail={"weights": weights, "scores": scores, "summary": obj.get("summary"), "rule": "weighted_mean"},
             )
         )
+        return rows
+
+    def _parse_pattern(self, raw: str) -> list[ParsedRow]:
+        if raw is None or not raw.strip():
+            raise ParseFailure("empty output")
+        lo, hi = self.scale or (1, 5)
+        single = len(self.spec.criteria) == 1
+        scores, rows = {}, []
+        for c in self.spec.criteria:
+            label = str(self.spec.options.get("score_label", "score")) if single else c.name
+            score = parsing.last_score_token(raw, lo, hi, label)
+            scores[c.name] = score
+            rows.append(ParsedRow(RowKey(c.name), score=float(score), detail={"justification": raw.strip()}))
+        weights = {c.name: c.weight for c in self.spec.criteria}
+        rows.append(ParsedRow(RowKey("overall"), score=verdicts.weighted_mean(scores, weights),
+                              detail={"weights": weights, "scores": scores, "rule": "weighted_mean"}))
         return rows
 
 

@@ -112,3 +112,29 @@ def test_describe_rubric_shows_spec_and_a_rendered_prompt() -> None:
         text = describe_rubric(name)
         assert name in text and "example prompt" in text and "required fields" in text
     assert "WINNER,<A|B|TIE>" in describe_rubric("chess_commentary")
+
+
+PATTERN_TEMPLATE = """Rate the response from 1 to 5 for clarity. Explain first, then end with "Score: N".
+{{ item.response | fence("response") }}"""
+
+
+def test_pattern_format_reads_the_last_score_token(tmp_path: Path) -> None:
+    (tmp_path / "p.j2").write_text(PATTERN_TEMPLATE)
+    path = tmp_path / "p.yaml"
+    path.write_text(GOOD.replace("output: {format: json}", "output: {format: pattern}")
+                    .replace('"builtin:direct_score.user.j2"', "p.j2"))
+    rubric = load_rubric(path)
+    req = rubric.requests({"item_id": "1", "prompt": "q", "response": "a"})[0]
+    rows = {r.key.criterion: r.score for r in rubric.parse("Clear, though score: 2 was tempting. Score: 4", req)}
+    assert rows == {"clarity": 4, "overall": 4}
+    from judgelab.rubrics.base import ParseFailure
+
+    with pytest.raises(ParseFailure, match="no 'score: N'"):
+        rubric.parse("Downgrade: 2", req)
+
+
+def test_output_format_must_match_the_kind(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(GOOD.replace("output: {format: json}", "output: {format: csv_line}"))
+    with pytest.raises(RubricSpecError, match="field 'output.format'"):
+        load_rubric(path)
