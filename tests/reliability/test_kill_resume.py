@@ -1,0 +1,163 @@
+"""`judgelab run` killed mid-run (SIGKILL, Ctrl-C) and rerun; two processes sharing one cache.
+
+The model is the fault server (no provider is reachable here) answering after a fixed delay, so
+that a run is still going when it is killed; the CLI runs as a real subprocess.
+"""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import judgelab.cache
+from judgelab import judgments
+from judgelab.cache import RequestCache
+from tests.reliability.helpers import (
+    CRITERIA,
+    cli_command,
+    cli_env,
+    direct_items,
+    run_cli,
+    summary_line,
+    write_jsonl,
+)
+from tests.support.fault_server import FaultServer, direct_score_answer, tag_key
+
+N_ITEMS = 40
+
+
+def _args(srv: FaultServer, tmp_path: Path, data: Path, out: str = "out") -> list[str]:
+    return ["run", "--rubric", "direct_score", "--data", str(data), "--model", "openai/stub-judge",
+            "--api-base", srv.base_url, "--concurrency", "4", "--out", str(tmp_path / out),
+            "--cache", str(tmp_path / "cache.sqlite")]
+
+
+def _wait_for(predicate, timeout_s: float = 90.0) -> None:
+    end = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError("the run did not get going in time")
+        time.sleep(0.01)
+
+
+def _cache_state(path: Path) -> tuple[str, str, int]:
+    """(integrity_check, journal_mode, rows) of a cache file, read with plain sqlite3."""
+    con = sqlite3.connect(path)
+    try:
+        integrity = con.execute("PRAGMA integrity_check").fetchone()[0]
+        mode = con.execute("PRAGMA journal_mode").fetchone()[0]
+        rows = con.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    finally:
+        con.close()
+    return integrity, mode, rows
+
+
+def _assert_complete_table(out: Path, n_items: int) -> None:
+    for name in ("judgments.parquet", "judgments.jsonl"):
+        t = judgments.load(out / name)  # validates: schema, reasons, no duplicate row keys
+        assert len(t) == n_items * len(CRITERIA) and (t["status"] == "ok").all()
+        assert t.groupby("item_id").size().eq(len(CRITERIA)).all() and t["item_id"].nunique() == n_items
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def test_killed_run_resumes_with_only_the_missing_calls(tmp_path, sig):
+    data = write_jsonl(tmp_path / "items.jsonl", direct_items(N_ITEMS))
+    with FaultServer(answer=direct_score_answer, key_fn=tag_key(), delay_s=0.2) as srv:
+        args = _args(srv, tmp_path, data)
+        proc = subprocess.Popen(cli_command(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=cli_env())
+        try:
+            _wait_for(lambda: srv.count >= 12)
+            proc.send_signal(sig)
+            stdout, stderr = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        sent_before = srv.count
+        assert sent_before < N_ITEMS  # it really was stopped midway
+        if sig == signal.SIGINT:
+            # Ctrl-C: a clean exit with one sentence, no traceback wall, no half summary on stdout
+            assert proc.returncode == 130, stderr
+            assert "Traceback" not in stderr and stdout == ""
+            assert "interrupted" in stderr and "rerun the same command to resume" in stderr
+        else:
+            assert proc.returncode == -signal.SIGKILL
+        integrity, mode, cached = _cache_state(tmp_path / "cache.sqlite")
+        assert integrity == "ok" and mode == "wal"
+        assert 0 < cached <= sent_before  # answers that arrived were kept; in-flight ones were not
+        assert not (tmp_path / "out" / "judgments.parquet").exists()  # no partial table pretending to be whole
+
+        rerun = run_cli(*args)
+        assert rerun.returncode == 0, rerun.stderr
+        summary = summary_line(rerun.stdout)
+        new_calls = srv.count - sent_before
+    # only the missing calls: every cached answer reused, every other item called exactly once
+    assert summary["api_calls"] == new_calls == N_ITEMS - cached
+    assert summary["cache_hits"] == cached and summary["items"] == N_ITEMS
+    assert summary["judgments"] == summary["ok"] == N_ITEMS * len(CRITERIA)
+    _assert_complete_table(tmp_path / "out", N_ITEMS)
+    assert _cache_state(tmp_path / "cache.sqlite") == ("ok", "wal", N_ITEMS)
+
+
+def test_two_processes_sharing_one_cache_stay_correct(tmp_path):
+    items = direct_items(N_ITEMS)
+    first = write_jsonl(tmp_path / "first.jsonl", items[:30])
+    second = write_jsonl(tmp_path / "second.jsonl", items[10:])  # 20 items overlap
+    with FaultServer(answer=direct_score_answer, key_fn=tag_key(), delay_s=0.05) as srv:
+        procs = [subprocess.Popen(cli_command(*_args(srv, tmp_path, data, out=data.stem)), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env=cli_env()) for data in (first, second)]
+        outputs = [p.communicate(timeout=180) for p in procs]
+        for p, (_, err) in zip(procs, outputs, strict=True):
+            assert p.returncode == 0, err
+            assert "Traceback" not in err and "locked" not in err
+        sent = srv.count
+        # no lost entries: a third run over all items makes no call at all
+        third = run_cli(*_args(srv, tmp_path, write_jsonl(tmp_path / "all.jsonl", items), out="all"))
+        assert third.returncode == 0, third.stderr
+        assert srv.count == sent
+    summaries = [summary_line(out) for out, _ in outputs]
+    assert [s["ok"] for s in summaries] == [90, 90]
+    # each process called what it did not find in the cache; overlapping items at most twice
+    assert sum(s["api_calls"] for s in summaries) == sent and N_ITEMS <= sent <= 60
+    assert summary_line(third.stdout)["cache_hits"] == N_ITEMS
+    _assert_complete_table(tmp_path / "all", N_ITEMS)
+    assert _cache_state(tmp_path / "cache.sqlite") == ("ok", "wal", N_ITEMS)
+
+
+# cache.py needs only the standard library: loaded by path, the writers skip importing litellm (seconds)
+WRITER = textwrap.dedent("""
+    import importlib.util, sys
+    spec = importlib.util.spec_from_file_location("judgelab_cache", sys.argv[4])
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    cache = mod.RequestCache(sys.argv[1])
+    tag, n = sys.argv[2], int(sys.argv[3])
+    for i in range(n):
+        cache.put(f"{tag}-{i}", {"text": f"{tag} answer {i}", "i": i})
+        cache.put(f"shared-{i}", {"text": f"shared answer {i}", "i": i})  # both processes write these
+        assert cache.get(f"{tag}-{i}") is not None
+    cache.close()
+""")
+
+
+def test_concurrent_writers_lose_no_cache_entries(tmp_path):
+    path = tmp_path / "shared.sqlite"
+    n = 400
+    module = Path(judgelab.cache.__file__)
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), tag, str(n), str(module)], env=cli_env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for tag in ("a", "b")]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    with RequestCache(path) as cache:
+        assert len(cache) == 3 * n
+        assert cache.get("a-7") == {"text": "a answer 7", "i": 7} and cache.get("b-399")["i"] == 399
+        assert cache.get("shared-5") == {"text": "shared answer 5", "i": 5}
+    assert _cache_state(path)[:2] == ("ok", "wal")
