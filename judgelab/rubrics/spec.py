@@ -1,5 +1,27 @@
 """The rubric spec: a validated YAML document (criteria, scale, output format, templates, rule).
 
+A user rubric is a YAML file; the smallest useful one reuses the built-in direct_score code and
+templates::
+
+    name: helpfulness_1to10
+    version: "1.0"
+    kind: direct_score          # which code parses and aggregates (see registry.KINDS)
+    mode: direct                # direct | pairwise | reference
+    required_fields: [prompt, response]
+    candidate_fields: [response]  # judged (untrusted, perturbable) fields; pairwise: [A's, B's]
+    scale: {min: 1, max: 10}
+    criteria:
+      - name: helpfulness
+        definition: Does the response help the user with what they asked?
+        weight: 1.0
+        anchors: {1: Useless or harmful., 10: Fully solves the request.}
+    output: {format: json}      # json | csv_line | pattern (each kind states which it parses)
+    templates: {system: "builtin:direct_score.system.j2", user: "builtin:direct_score.user.j2"}
+    verdict: {rule: weighted_mean}
+
+Templates are Jinja files next to the YAML (or ``builtin:NAME.j2``); untrusted item text must go
+through the ``fence`` / ``neutralize`` filters (judgelab.prompting).
+
 A malformed file fails with :class:`RubricSpecError` naming the field and the YAML line, found
 by walking PyYAML's node tree (which keeps each node's start mark) along pydantic's error path.
 """

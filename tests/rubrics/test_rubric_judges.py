@@ -283,3 +283,23 @@ def test_editorial_few_shot_never_uses_judged_items() -> None:
     with pytest.raises(ValueError, match="3 requested"):
         load_rubric("editorial_summary", few_shot=3, few_shot_pool=POOL).requests(
             {"item_id": "n", "doc_id": "milan-bikes", "document": "d", "summary": "s"})
+
+
+GOOD_OUTPUTS = {
+    "direct_score": DIRECT_OK,
+    "pairwise": pairwise_raw("A", 0.6, ("A", "TIE")),
+    "chess_commentary": "WINNER,A,A,5,5,4,4,4,5,27,B,1,3,2,4,4,4,18",
+    "unified_judge": uj_raw(),
+    "reference_gold": ref_raw(3, 3, verdict="partial_match"),
+    "editorial_summary": '{"score": 3, "explanation": "Adequate."}',
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOOD_OUTPUTS))
+def test_parse_returns_exactly_the_expected_rows(name: str) -> None:
+    rubric = load_rubric(name)
+    for swapped in (False, True) if rubric.mode == "pairwise" else (False,):
+        for req in rubric.requests(examples(name)[0], swapped=swapped):
+            rows = rubric.parse(GOOD_OUTPUTS[name], req)
+            assert sorted((r.key for r in rows), key=str) == sorted(req.expected_rows, key=str)
+            assert all(r.score is not None or r.winner is not None or r.verdict is not None for r in rows)
