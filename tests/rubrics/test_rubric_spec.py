@@ -138,3 +138,21 @@ def test_output_format_must_match_the_kind(tmp_path: Path) -> None:
     path.write_text(GOOD.replace("output: {format: json}", "output: {format: csv_line}"))
     with pytest.raises(RubricSpecError, match="field 'output.format'"):
         load_rubric(path)
+
+
+def test_describe_works_without_the_examples_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """An installed package has no data/examples: the spec's own example item is rendered."""
+    from judgelab.rubrics import registry
+
+    monkeypatch.setattr(registry, "EXAMPLES_DIR", tmp_path)
+    for name in list_rubrics():
+        assert "example prompt" in describe_rubric(name), name
+
+
+def test_the_user_yaml_guide_in_the_spec_docstring_loads(tmp_path: Path) -> None:
+    from judgelab.rubrics import spec
+
+    block = (spec.__doc__ or "").split("::\n\n", 1)[1].split("\n\nTemplates", 1)[0]
+    path = tmp_path / "guide.yaml"
+    path.write_text("\n".join(line[4:] for line in block.splitlines()))
+    assert load_rubric(path).scale == (1, 10)
