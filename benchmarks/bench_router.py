@@ -7,7 +7,7 @@ batch slots). The Router judge caps each deployment at 8 in flight too, and the 
 8 x servers. Ideal throughput is 80 answers/s per server; the table shows what one judgelab client
 process actually reaches, and the scaling ratio each doubling of servers buys.
 
-    python benchmarks/bench_router.py [--per-server 240] [--servers 1 2 4]
+    python benchmarks/bench_router.py [--per-server 240] [--servers 1 2 4] [--storage]
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -68,10 +71,64 @@ def _measure_direct(url: str, n_requests: int) -> float:
     return n_requests / res.stats.wall_s
 
 
+def _random_outputs(rng: Any, n: int, words: int = 40) -> list[str]:
+    """Judge-like outputs of ~250 characters from a 2,000-word random vocabulary (so they compress like text)."""
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    vocab = ["".join(rng.choice(letters, rng.integers(2, 9))) for _ in range(2000)]
+    picks = rng.integers(0, len(vocab), (n, words))
+    return ['{"reasoning": "' + " ".join(vocab[j] for j in row) + '", "winner": "A"}' for row in picks]
+
+
+def _measure_storage(n_rows: int = 100_000, n_cache: int = 20_000) -> None:
+    """What a million-judgment run costs on disk: request-cache speed and judgments Parquet size/speed."""
+    import tempfile
+
+    import pandas as pd
+
+    from judgelab import judgments
+    from judgelab.cache import RequestCache
+
+    with tempfile.TemporaryDirectory() as tmp:
+        reply = {"text": '{"score": 4}', "finish_reason": "stop", "input_tokens": 50, "output_tokens": 10,
+                 "cost_usd": None, "latency_s": 0.1, "system_fingerprint": "fp", "logprobs": None, "extra": {}}
+        cache = RequestCache(Path(tmp) / "cache.sqlite")
+        t0 = time.perf_counter()
+        for i in range(n_cache):
+            cache.put(f"key-{i}", reply)
+        put_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for i in range(n_cache):
+            cache.get(f"key-{i}")
+        get_s = time.perf_counter() - t0
+        cache.close()
+        cache_bytes = (Path(tmp) / "cache.sqlite").stat().st_size
+        rng = np.random.default_rng(0)
+        table = judgments.make_table(pd.DataFrame({
+            "run_id": "run-bench", "item_id": [f"item-{i}" for i in range(n_rows)], "rubric": "pairwise",
+            "rubric_version": "1.0", "criterion": "overall", "judge": "openai/judge", "condition": "original",
+            "repeat": 0, "temperature": 0.0, "status": "ok", "winner": rng.choice(["A", "B", "TIE"], n_rows),
+            "confidence": rng.random(n_rows), "raw_output": _random_outputs(rng, n_rows),
+            "call_id": [f"{i:016x}" for i in range(n_rows)], "input_tokens": 600, "output_tokens": 120,
+            "created_at": pd.Timestamp.now(tz="UTC")}))
+        path = Path(tmp) / "part.parquet"
+        t0 = time.perf_counter()
+        judgments.save(table, path)
+        save_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        judgments.load(path)
+        load_s = time.perf_counter() - t0
+        size = path.stat().st_size
+    print(f"request cache (SQLite): {n_cache / put_s:,.0f} puts/s, {n_cache / get_s:,.0f} gets/s, "
+          f"{cache_bytes / n_cache:,.0f} bytes per cached reply")
+    print(f"judgments Parquet ({n_rows:,} rows, ~250-char raw outputs): {size / n_rows:,.0f} bytes/row, "
+          f"save+validate {n_rows / save_s:,.0f} rows/s, load+validate {n_rows / load_s:,.0f} rows/s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-server", type=int, default=240, help="requests per server in each measurement")
     parser.add_argument("--servers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--storage", action="store_true", help="also measure the request cache and Parquet output")
     args = parser.parse_args()
     ctx = mp.get_context("spawn")
     stop = ctx.Event()
@@ -108,6 +165,8 @@ def main() -> None:
               f"{1000 * r['cpu_s'] / r['requests']:>17.1f} {r['min_share']:>8.0%}-{r['max_share']:.0%}")
         prev = r
     print("x per doubling: throughput gained per doubling of servers, divided by 2 (1.00 = perfect scaling)")
+    if args.storage:
+        _measure_storage()
 
 
 if __name__ == "__main__":
