@@ -113,7 +113,7 @@ class _Engine:
         self.stats = RunStats()
         self.rng = random.Random(cfg["seed"])
         self.budget = BudgetGuard(cfg["max_cost_usd"])
-        self.policy = RetryPolicy(max_retries=cfg["max_retries"])
+        self.policy = RetryPolicy(max_retries=cfg["max_retries"], base_s=cfg["retry_base_s"])
         self.cache: RequestCache | None = cfg["cache"]
         self.abort_reason: str | None = None
         self.any_success = False
@@ -384,6 +384,7 @@ async def arun(
     max_cost_usd: float | None = None,
     cache: bool | str | Path | RequestCache = True,
     max_retries: int = 5,
+    retry_base_s: float = 0.5,
     max_reasks: int = 1,
     timeout: float = 120.0,
     logprobs: bool = False,
@@ -406,6 +407,7 @@ async def arun(
     cache: True (the default cache file), False, a path, or a RequestCache. max_cost_usd: no call is
     issued once spent + reserved estimates would pass it; those rows are "skipped_budget".
     dry_run: make no calls; return an estimate of calls, tokens and cost in the stats.
+    max_retries / retry_base_s: retries per call and the base (seconds) of their jittered exponential backoff.
     """
     from judgelab.rubrics import load_rubric
 
@@ -438,6 +440,7 @@ async def arun(
     cfg: dict[str, Any] = dict(
         api_base=api_base, api_key=api_key, repeats=repeats, temperature=temperature, seed=seed, swap=swap,
         order=order, condition=condition, max_cost_usd=max_cost_usd, cache=cache_obj, max_retries=max_retries,
+        retry_base_s=retry_base_s,
         max_reasks=max_reasks, timeout=timeout, logprobs=logprobs, top_logprobs=top_logprobs, json_mode=json_mode,
         max_tokens=max_tokens, extra_params=dict(extra_params or {}), judge=judge_name, model_object=model_object,
     )

@@ -46,6 +46,7 @@ def _run(srv: FaultServer, items, *, max_retries: int, max_reasks: int = 1, **kw
     kw.setdefault("cache", False)
     return judgelab.run(items, "direct_score", PRICED_MODEL, api_base=srv.base_url, api_key="sk-test",
                         progress=False, return_stats=True, timeout=TIMEOUT_S, max_retries=max_retries,
+                        retry_base_s=0.01,  # the same policy with 10 ms instead of 500 ms: fast tests
                         max_reasks=max_reasks, **kw)
 
 
@@ -93,7 +94,7 @@ def _assert_matches_oracle(res: RunResult, srv: FaultServer, plan: FaultPlan, it
     return expected
 
 
-def test_every_fault_kind_once_then_a_valid_answer(fast_backoff):
+def test_every_fault_kind_once_then_a_valid_answer():
     kinds = [k for k in FAULT_KINDS if k != "unauthorized"]
     items = direct_items(len(kinds))
     plan = FaultPlan(script={it["item_id"]: [k] for it, k in zip(items, kinds, strict=True)})
@@ -106,7 +107,7 @@ def test_every_fault_kind_once_then_a_valid_answer(fast_backoff):
     assert res.stats.retries == len(RETRYABLE_KINDS)
 
 
-def test_persistent_faults_end_unscored_with_the_precise_reason(fast_backoff):
+def test_persistent_faults_end_unscored_with_the_precise_reason():
     kinds = [k for k in FAULT_KINDS if k != "unauthorized"]
     items = direct_items(len(kinds))
     script = {it["item_id"]: [k] * 10 for it, k in zip(items, kinds, strict=True)}
@@ -133,7 +134,7 @@ def test_persistent_faults_end_unscored_with_the_precise_reason(fast_backoff):
     assert sum(e.status == "api_error" for e in exp.values()) == len(RETRYABLE_KINDS) + 1
 
 
-def test_seeded_mix_of_thirty_percent_faults_matches_ground_truth(fast_backoff):
+def test_seeded_mix_of_thirty_percent_faults_matches_ground_truth():
     mix = {k: 0.3 / 13 for k in FAULT_KINDS if k not in ("unauthorized", "timeout")} | {"timeout": 0.3 / 13 / 2}
     plan = FaultPlan(mix=mix, seed=11)
     items = direct_items(150)
@@ -145,7 +146,7 @@ def test_seeded_mix_of_thirty_percent_faults_matches_ground_truth(fast_backoff):
     assert len(set(truth) & set(FAULT_KINDS)) >= 10  # of most kinds
 
 
-def test_zero_retries_means_one_attempt_per_call(fast_backoff):
+def test_zero_retries_means_one_attempt_per_call():
     items = direct_items(3)
     plan = FaultPlan(script={"q0": ["http_503", "ok"], "q1": ["rate_limit", "ok"], "q2": ["ok"]})
     with _server(plan) as srv:
@@ -154,7 +155,7 @@ def test_zero_retries_means_one_attempt_per_call(fast_backoff):
     assert res.stats.retries == 0 and srv.count == 3
 
 
-def test_retry_after_is_honoured(fast_backoff):
+def test_retry_after_is_honoured():
     items = direct_items(2)
     plan = FaultPlan(script={"q0": ["rate_limit_retry_after", "rate_limit_retry_after", "ok"]})
     with _server(plan, retry_after_s=0.4) as srv:
@@ -165,7 +166,7 @@ def test_retry_after_is_honoured(fast_backoff):
     assert all(later - earlier >= 0.4 for earlier, later in zip(arrivals, arrivals[1:], strict=False))
 
 
-def test_rerun_after_faults_calls_again_only_for_failed_requests(fast_backoff, tmp_path):
+def test_rerun_after_faults_calls_again_only_for_failed_requests(tmp_path):
     items = direct_items(12)
     script = {"q0": ["http_500"] * 3, "q1": ["drop"] * 3, "q2": ["refusal"], "q3": ["empty", "empty"],
               "q4": ["timeout", "ok"], "q5": ["context_exceeded"]}
