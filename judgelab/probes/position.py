@@ -126,9 +126,9 @@ def both_orders(table: pd.DataFrame, *, criterion: str, judge: str | None, gold:
     for name, key in (("original", conditions[0]), ("swapped", conditions[1])):
         part = rows[rows["condition"] == key].drop_duplicates("item_id").set_index("item_id")
         ok = part["status"] == "ok"
-        out[f"winner_{name}"] = part["winner"].where(ok).astype(object).where(lambda s: s.notna(), None)
+        out[f"winner_{name}"] = part["winner"].where(ok).astype(object)
         out[f"confidence_{name}"] = part["confidence"].where(ok).astype(float)
-    pairs = pd.DataFrame(out)
+    pairs = pd.DataFrame(out)  # an item missing an order gets a missing winner there
     pairs.index = pairs.index.astype(str)
     return pairs, gold_labels
 
@@ -174,36 +174,39 @@ def first_position_rows(pairs: pd.DataFrame) -> list[dict[str, Any]]:
     return rows
 
 
-def _preference(winner: Any, confidence: float) -> float:
+def _preference(winner: Any, confidence: Any) -> float:
     """Side A's preference in [0, 1] from one pass: the confidence toward the winner (1 when absent)."""
     if not isinstance(winner, str):
         return math.nan
-    conf = 1.0 if confidence is None or math.isnan(confidence) else float(confidence)
+    conf = 1.0 if confidence is None or pd.isna(confidence) else float(confidence)
     return {"A": 0.5 + conf / 2, "B": 0.5 - conf / 2}.get(winner, 0.5)
+
+
+def _labels(series: pd.Series) -> list[str | None]:
+    """Winner labels as str or None (pandas may hold a missing label as NaN or NA)."""
+    return [w if isinstance(w, str) else None for w in series]
 
 
 def calibrate(pairs: pd.DataFrame, gold_labels: pd.Series | None) -> pd.DataFrame:
     """Per item and policy: the calibrated winner (None when the policy drops or cannot score it)."""
     out = pd.DataFrame(index=pairs.index)
-    tie, tie_conf = [], []
-    for _, r in pairs.iterrows():
-        combined = combine_swapped_passes({"winner": r["winner_original"], "confidence": r["confidence_original"]},
-                                          {"winner": r["winner_swapped"], "confidence": r["confidence_swapped"]})
-        tie.append(combined["winner"])
-        tie_conf.append(combined["confidence"])
-    out["tie"] = tie
-    out["tie_confidence"] = tie_conf
-    consistent = pairs["winner_original"] == pairs["winner_swapped"]
-    both = pairs["winner_original"].notna() & pairs["winner_swapped"].notna()
-    out["drop"] = pairs["winner_original"].where(consistent & both, None)
-    out["first"] = [r["winner_original"] if r["first_shown"] == "original" else r["winner_swapped"]
-                    for _, r in pairs.iterrows()]
-    pref = [(_preference(r["winner_original"], r["confidence_original"])
-             + _preference(r["winner_swapped"], r["confidence_swapped"])) / 2 for _, r in pairs.iterrows()]
+    # plain lists, not iterrows: a row of all-missing values would turn None winners into NaN
+    wo, ws = _labels(pairs["winner_original"]), _labels(pairs["winner_swapped"])
+    co, cs = list(pairs["confidence_original"]), list(pairs["confidence_swapped"])
+    combined = [combine_swapped_passes({"winner": a, "confidence": ca}, {"winner": b, "confidence": cb})
+                for a, ca, b, cb in zip(wo, co, ws, cs, strict=True)]
+    out["tie"] = pd.Series([c["winner"] for c in combined], index=pairs.index, dtype=object)
+    out["tie_confidence"] = [c["confidence"] for c in combined]
+    out["drop"] = pd.Series([a if a is not None and a == b else None for a, b in zip(wo, ws, strict=True)],
+                            index=pairs.index, dtype=object)
+    out["first"] = pd.Series([a if f == "original" else b for a, b, f in zip(wo, ws, pairs["first_shown"], strict=True)],
+                             index=pairs.index, dtype=object)
+    pref = [(_preference(a, ca) + _preference(b, cb)) / 2 for a, ca, b, cb in zip(wo, co, ws, cs, strict=True)]
     out["average_preference_A"] = pref
-    out["average"] = [None if math.isnan(p) else "A" if p > 0.5 else "B" if p < 0.5 else "TIE" for p in pref]
+    out["average"] = pd.Series([None if math.isnan(p) else "A" if p > 0.5 else "B" if p < 0.5 else "TIE" for p in pref],
+                               index=pairs.index, dtype=object)
     if gold_labels is not None:
-        out["gold"] = gold_labels.reindex(out.index.astype(str))
+        out["gold"] = gold_labels.reindex(out.index.astype(str)).astype(object)
     return out
 
 
