@@ -46,6 +46,30 @@ def load_pool(pool: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def pool_from_frame(
+    frame: Any,
+    scores: Mapping[str, str],
+    *,
+    document: str = "document",
+    summary: str = "summary",
+    doc_id: str | None = None,
+) -> list[dict[str, Any]]:
+    """A few-shot pool from any items table with human scores, e.g. SummEval's items from
+    ``judgelab.datasets.summeval`` (``document="source_text"``, ``doc_id="document_id"``,
+    ``scores={"coherence": "expert_coherence", ...}``). Rows missing a text are skipped."""
+    rows = []
+    for record in frame.to_dict(orient="records"):
+        if is_missing(record.get(document)) or is_missing(record.get(summary)):
+            continue
+        row = {"item_id": str(record["item_id"]), "document": record[document], "summary": record[summary]}
+        if doc_id is not None and not is_missing(record.get(doc_id)):
+            row["doc_id"] = record[doc_id]
+        for criterion, column in scores.items():
+            row[criterion] = None if is_missing(record.get(column)) else float(record[column])
+        rows.append(row)
+    return rows
+
+
 def _human_score(example: Mapping[str, Any], criterion: str) -> float | None:
     for key in (criterion, f"score_{criterion}", f"human_{criterion}"):
         v = example.get(key)

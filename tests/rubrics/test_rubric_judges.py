@@ -303,3 +303,23 @@ def test_parse_returns_exactly_the_expected_rows(name: str) -> None:
             rows = rubric.parse(GOOD_OUTPUTS[name], req)
             assert sorted((r.key for r in rows), key=str) == sorted(req.expected_rows, key=str)
             assert all(r.score is not None or r.winner is not None or r.verdict is not None for r in rows)
+
+
+def test_editorial_pool_from_a_summeval_like_items_frame() -> None:
+    import pandas as pd
+
+    from judgelab.rubrics.editorial_summary import pool_from_frame
+
+    frame = pd.DataFrame({
+        "item_id": [f"d{i // 2}:M{i}" for i in range(6)], "document_id": [f"d{i // 2}" for i in range(6)],
+        "source_text": [f"article {i // 2}" for i in range(6)], "summary": [f"summary {i}" for i in range(6)],
+        "expert_coherence": [1.0, 2.33, 3.0, 4.67, 5.0, float("nan")],
+    })
+    pool = pool_from_frame(frame, {"coherence": "expert_coherence"}, document="source_text", doc_id="document_id")
+    rubric = load_rubric("editorial_summary", few_shot=2, few_shot_pool=pool, criteria=["coherence"])
+    req = rubric.requests({"item_id": "new", "doc_id": "d0", "document": "article 0", "summary": "s"})[0]
+    assert req.meta["few_shot_ids"] == ["d1:M2", "d1:M3"]  # d0 excluded; levels 3 then 5 (4.67 rounds to 5)
+    assert '"score": 5' in req.messages[-1]["content"]
+    with pytest.raises(ValueError, match="few-shot pool has 0 examples with a human ordering score"):
+        load_rubric("editorial_summary", few_shot=1, few_shot_pool=pool, criteria=["ordering"]).requests(
+            {"item_id": "new", "document": "a", "summary": "s"})
