@@ -25,12 +25,16 @@ from judgelab.rubrics.common import SpecRubric, item_text
 from judgelab.rubrics.spec import RubricSpec
 
 # claim -> (pattern, flags that must ALL be explicitly false for the claim to be unsupported)
+_PIECE = r"(?:pawn|knight|bishop|rook|queen|piece|exchange)s?"
+_TARGET = rf"(?:on\s+)?(?:[a-h][1-8]\b|(?:the|a|an|his|her|their|white's|black's|its)\s+(?:\w+\s+)?{_PIECE}\b)"
 HARD_RULE_CLAIMS: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = {
     "check": (re.compile(r"\bchecks?\b|\bchecking\b|\bin check\b", re.I), ("check", "checkmate")),
     "checkmate": (re.compile(r"\bcheck-?mates?\b|\bcheckmated\b|\bmates?\b|\bmated\b|\bmating\b", re.I),
                   ("checkmate", "mate_threat")),
-    "capture": (re.compile(r"\bcaptures?\b|\bcaptured\b|\bcapturing\b|\btakes\b|\btook\b", re.I), ("capture",)),
-    "trade": (re.compile(r"\btrades?\b|\btraded\b|\btrading\b|\bexchanges?\b|\bexchanged\b", re.I),
+    # "takes"/"took" only with a chess target ("takes on e5", "took the knight"): "takes space" is no capture
+    "capture": (re.compile(rf"\bcaptur(?:e|es|ed|ing)\b|\b(?:takes|took|grabs|grabbed|snaps up)\s+{_TARGET}", re.I),
+                ("capture",)),
+    "trade": (re.compile(r"\btrad(?:e|es|ed|ing)\b(?!-off)|\bexchang(?:e|es|ed|ing)\b(?!\s+sac)", re.I),
               ("trade", "capture")),
     "promotion": (re.compile(r"\bpromot\w*\b|\bunderpromot\w*\b", re.I), ("promotion",)),
     "hanging_piece": (re.compile(r"\bhanging\b|\bhangs\b|\ben prise\b", re.I), ("hanging_piece",)),
@@ -72,7 +76,7 @@ def unsupported_claims(text: str, flags: Mapping[str, bool | None]) -> list[dict
 
 class ChessCommentaryRubric(SpecRubric):
     kind = "chess_commentary"
-    code_version = "1"
+    code_version = "2"  # 2: capture/trade keywords need a chess target (no "takes space", "trade-off")
     extra_params = frozenset({"apply_hard_rule"})
     output_formats = frozenset({"csv_line"})
 

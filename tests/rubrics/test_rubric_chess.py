@@ -122,3 +122,22 @@ def test_features_dict_overrides_text_flags() -> None:
     item = {**ITEM, "features": {"check": True, "checkmate": False}}
     rows = parse("WINNER,B,A,4,4,4,4,4,4,24,B,5,5,5,4,4,4,27", item=item)
     assert rows[RowKey("faithfulness", "B")].score == 5
+
+
+@pytest.mark.parametrize(
+    ("text", "claims"),
+    [
+        ("White takes space in the centre.", []),
+        ("A small trade-off between activity and structure.", []),
+        ("An exchange sacrifice is in the air.", []),
+        ("White takes on e5.", ["capture"]),
+        ("Black took the loose knight.", ["capture"]),
+        ("He trades queens.", ["trade"]),
+        ("The pawn promotes on e8.", ["promotion"]),
+        ("The bishop on c4 is hanging.", ["hanging_piece"]),
+    ],
+)
+def test_hard_rule_keywords_need_a_chess_claim(text: str, claims: list[str]) -> None:
+    all_false = dict.fromkeys(("check", "checkmate", "capture", "trade", "promotion", "hanging_piece",
+                               "mate_threat"), False)
+    assert [c["claim"] for c in unsupported_claims(text, all_false)] == claims
