@@ -10,7 +10,7 @@ with replacement within each drawn cluster (``cluster_resampling="clusters_then_
 keep each drawn cluster whole (``"clusters"``). When clusters differ in size, resamples differ
 in length; they are evaluated in batches of equal length.
 
-Rank statistics are fast because ranks are never re-sorted: the data are coded once into dense
+Rank statistics are fast because resamples are never sorted: the data are coded once into dense
 ranks, and a resample's average ranks follow from per-code counts (a bincount + cumsum per row).
 """
 
@@ -128,10 +128,44 @@ def resample_midranks(codes: np.ndarray, n_codes: int) -> np.ndarray:
 
 
 def spearman_statistic(x: np.ndarray, y: np.ndarray) -> IndexStatistic:
-    """Spearman rho (average ranks for ties) of a paired sample, ranking from codes computed once."""
+    """Spearman rho (average ranks for ties) of a paired sample, without sorting any resample.
+
+    Rows are coded once by their (x, y) value pair. A resample is then described by how often
+    it holds each pair (one bincount); the marginal counts give the average ranks of each x and
+    y value, and rho follows from sums over the distinct pairs only -- so rating data with few
+    distinct values (1-5 scales) cost little more than drawing the indices. With mostly
+    distinct values each variable is ranked from its own per-value counts instead.
+    """
     cx, kx = dense_codes(x)
     cy, ky = dense_codes(y)
-    return lambda idx: rowwise_pearson(resample_midranks(cx[idx], kx), resample_midranks(cy[idx], ky))
+    joint, kj = dense_codes(cx * ky + cy)  # sorted by (x code, y code)
+    if kj > len(joint) // 4:  # mostly distinct pairs: ranking each variable from its own counts is cheaper
+        return lambda idx: rowwise_pearson(resample_midranks(cx[idx], kx), resample_midranks(cy[idx], ky))
+    pair_x = np.zeros(kj, dtype=np.int64)
+    pair_y = np.zeros(kj, dtype=np.int64)
+    pair_x[joint], pair_y[joint] = cx, cy
+    x_starts = np.flatnonzero(np.r_[True, np.diff(pair_x) > 0])  # pairs are grouped by x code
+    by_y = np.argsort(pair_y, kind="stable")
+    y_starts = np.flatnonzero(np.r_[True, np.diff(pair_y[by_y]) > 0])
+
+    def stat(idx: np.ndarray) -> np.ndarray:
+        n_rows, m = idx.shape
+        cells = joint[idx] + (np.arange(n_rows, dtype=np.int64) * kj)[:, None]
+        pair_counts = np.bincount(cells.ravel(), minlength=n_rows * kj).reshape(n_rows, kj).astype(float)
+        count_x = np.add.reduceat(pair_counts, x_starts, axis=1)
+        count_y = np.add.reduceat(pair_counts[:, by_y], y_starts, axis=1)
+        rank_x = np.cumsum(count_x, axis=1) - (count_x - 1) / 2.0  # average rank of each x value
+        rank_y = np.cumsum(count_y, axis=1) - (count_y - 1) / 2.0
+        centre = m * ((m + 1) / 2.0) ** 2
+        sxy = np.einsum("bj,bj,bj->b", pair_counts, rank_x[:, pair_x], rank_y[:, pair_y]) - centre
+        sxx = np.einsum("bk,bk,bk->b", count_x, rank_x, rank_x) - centre
+        syy = np.einsum("bk,bk,bk->b", count_y, rank_y, rank_y) - centre
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rho = sxy / np.sqrt(sxx * syy)
+        rho[(sxx <= 1e-9 * centre) | (syy <= 1e-9 * centre)] = np.nan  # a constant side in this resample
+        return np.clip(rho, -1.0, 1.0)
+
+    return stat
 
 
 def kendall_statistic(x: np.ndarray, y: np.ndarray, variant: Literal["b", "c"] = "b") -> IndexStatistic:

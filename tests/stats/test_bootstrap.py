@@ -35,6 +35,20 @@ def test_full_sample_statistic_matches_scipy(make) -> None:  # type: ignore[no-u
     assert make(x, y)(np.arange(80)[None, :])[0] == pytest.approx(expected, abs=1e-12)
 
 
+@pytest.mark.parametrize("ties", [True, False])
+def test_spearman_statistic_on_resamples_matches_scipy(ties: bool) -> None:
+    """Both code paths: few distinct (x, y) pairs (joint counts) and mostly distinct values (own ranks)."""
+    rng = np.random.default_rng(12)
+    x = rng.integers(1, 6, 60).astype(float) if ties else rng.normal(size=60)
+    y = np.clip(x + rng.integers(-1, 2, 60), 1, 5) if ties else x + rng.normal(size=60)
+    idx = rng.integers(0, 60, size=(50, 60))
+    idx[0] = 7  # a constant resample: undefined
+    got = spearman_statistic(x, y)(idx)
+    assert np.isnan(got[0])
+    expected = [stats.spearmanr(x[row], y[row]).statistic for row in idx[1:]]
+    np.testing.assert_allclose(got[1:], expected, atol=1e-12)
+
+
 def test_kendall_statistic_matches_scipy_variants() -> None:
     rng = np.random.default_rng(2)
     x, y = rng.integers(1, 4, 40), rng.integers(1, 6, 40)
