@@ -2,33 +2,47 @@
 
 Run a judge (``run`` / ``arun``) over items with a rubric, get ONE long judgments table back,
 and measure it with ``judgelab.stats``; probe it for biases with ``judgelab.probes``.
+
+The engine (and with it litellm, which takes seconds to import) is loaded on first use, so
+``import judgelab.stats`` or ``judgelab.datasets`` stays fast.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+from typing import Any
 
 # litellm must never reach for the network to fetch its price map at import time.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from judgelab.judgments import COLUMNS, STATUSES, load, make_table, save, validate  # noqa: E402
-from judgelab.reparse import reparse  # noqa: E402
-from judgelab.runner import RunAborted, RunResult, RunStats, arun, run  # noqa: E402
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "COLUMNS",
-    "STATUSES",
-    "RunAborted",
-    "RunResult",
-    "RunStats",
-    "arun",
-    "load",
-    "make_table",
-    "reparse",
-    "run",
-    "save",
-    "validate",
-    "__version__",
-]
+_LAZY = {
+    "run": "judgelab.runner",
+    "arun": "judgelab.runner",
+    "RunAborted": "judgelab.runner",
+    "RunResult": "judgelab.runner",
+    "RunStats": "judgelab.runner",
+    "reparse": "judgelab.reparse",
+    "load_rubric": "judgelab.rubrics",
+    "panel": "judgelab.panel",
+    "cascade": "judgelab.cascade",
+}
+
+__all__ = ["COLUMNS", "STATUSES", "load", "make_table", "save", "validate", "__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'judgelab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -211,9 +211,10 @@ async def acall(
     start = time.perf_counter()
     try:
         # max_retries=0: judgelab counts and schedules every retry itself
-        response = await litellm.acompletion(
-            model=model, messages=messages, timeout=timeout, max_retries=0, num_retries=0, drop_params=True, **kwargs
-        )
+        if not model.startswith("local/"):  # the in-process provider has no client-side retries to switch off
+            kwargs.update(max_retries=0, num_retries=0)
+        response = await litellm.acompletion(model=model, messages=messages, timeout=timeout, drop_params=True,
+                                             **kwargs)
     except Exception as exc:  # noqa: BLE001 - classified below, nothing swallowed
         raise classify(exc, secrets=(api_key or "",)) from None
     latency = time.perf_counter() - start
