@@ -95,7 +95,7 @@ def _draw_mae_rho(ax: Axes, wide: pd.DataFrame, *, label: str, title: str, color
         ax.errorbar(row["rho"], row["mae"], xerr=xerr, yerr=yerr, fmt="o", color=color, ecolor=color,
                     markerfacecolor=color if significant else "white", markersize=6, elinewidth=1)
         ax.annotate(str(row[label]), (row["rho"], row["mae"]), textcoords="offset points", xytext=(4, 3),
-                    fontsize=7, color="#333333")
+                    fontsize=6.5, color="#333333")
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_xlabel("Spearman's ρ vs human")
     ax.set_ylabel("MAE vs human")
@@ -127,9 +127,9 @@ def paper_side_by_side(paper: pd.DataFrame, ours: pd.DataFrame, *, caption_text:
     with use_style():
         fig, axes = plt.subplots(1, 2, figsize=(FIG_WIDTH * 1.5, 4.6), sharey=True)
         _draw_mae_rho(axes[0], paper, label="judge", colors=colors,
-                      title=f"Paper, Table 1 (n = {int(paper['n'].iloc[0])} per judge; no CIs published)")
+                      title=f"Paper Table 1 (n = {int(paper['n'].iloc[0])}; no CIs)")
         _draw_mae_rho(axes[1], ours, label="judge", colors=colors,
-                      title=f"SummEval redo (n ≈ {int(ours['n'].max())} per judge; 95% CIs)")
+                      title=f"SummEval redo (n = {int(ours['n'].max())}; 95% CIs)")
         _family_legend(axes[1], colors)
         return _finish(fig, caption_text)
 
@@ -262,7 +262,7 @@ def length_effect(frame: pd.DataFrame, *, title: str = "LLMBar: does the verdict
         _interval_rows(ax, rows, "who", "judge", order=order, colors=colors)
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_xlabel(_METRIC_LABELS["length_coefficient"] + "; > 0 = prefers the longer output")
-        ax.legend(loc="lower right")
+        ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
         ax.set_title(title)
         return _finish(fig, caption_text)
 

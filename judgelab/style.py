@@ -7,6 +7,7 @@ context manager (matplotlib's ``rc_context``): it never leaks into the caller's 
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -22,8 +23,8 @@ PALETTE: tuple[str, ...] = (
     "#CC79A7",  # reddish purple
     "#E69F00",  # orange
     "#56B4E9",  # sky blue
-    "#F0E442",  # yellow
     "#000000",  # black
+    "#F0E442",  # yellow: last, it is faint on white
 )
 # Fixed roles, so "human" is the same grey in every figure and "judge" the same blue.
 ROLE_COLORS: dict[str, str] = {"human": "#7F7F7F", "gold": "#7F7F7F", "judge": PALETTE[0], "paper": PALETTE[1]}
@@ -86,6 +87,12 @@ def use_style(**overrides: Any) -> Iterator[None]:
 
 
 def caption(fig: Any, text: str) -> None:
-    """Put a caption under the figure (source, interval method, resamples): it travels with the PNG."""
-    fig.text(0.0, -0.02, text, ha="left", va="top", fontsize=FONT_SIZE - 2, color="#333333", wrap=True,
+    """Put a caption under the figure (source, interval method, resamples): it travels with the PNG.
+
+    The text is wrapped here to the figure's width (matplotlib's own wrapping is lost when
+    ``bbox_inches="tight"`` grows the canvas), then placed just below the axes.
+    """
+    chars_per_line = max(int(fig.get_figwidth() * 72 / ((FONT_SIZE - 2) * 0.55)), 40)
+    wrapped = "\n".join(textwrap.wrap(text, chars_per_line))
+    fig.text(0.01, 0.0, wrapped, ha="left", va="top", fontsize=FONT_SIZE - 2, color="#333333",
              transform=fig.transFigure)

@@ -32,7 +32,7 @@ class JudgeInfo:
 
 
 SUMMEVAL_JUDGES: dict[str, JudgeInfo] = {
-    "gpt-3.5-turbo-0301": JudgeInfo("gpt-3.5-turbo", "GPT-3.5", np.nan),  # size never published
+    "gpt-3.5-turbo-0301": JudgeInfo("gpt-3.5-turbo", "GPT", np.nan),  # size never published
     "llama-2-7b-chat-hf": JudgeInfo("Llama-2 7B", "Llama 2", 7.0),
     "llama-2-13b-chat-hf": JudgeInfo("Llama-2 13B", "Llama 2", 13.0),
     "llama-2-70b-chat-hf": JudgeInfo("Llama-2 70B", "Llama 2", 70.0),
