@@ -39,7 +39,7 @@ from judgelab.stats.model_agreement import (
     agreement_matrix,
     agreement_matrix_wide,
 )
-from judgelab.stats.pairing import is_judgments_table, pair_judges
+from judgelab.stats.pairing import is_judgments_table, pair_conditions, pair_judges
 from judgelab.stats.pairwise import pairwise_accuracy
 from judgelab.stats.power import n_for_correlation, n_for_correlation_difference, n_for_flip_rate, n_for_kappa
 
@@ -77,6 +77,7 @@ __all__ = [
     "n_for_correlation_difference",
     "n_for_flip_rate",
     "n_for_kappa",
+    "pair_conditions",
     "pair_judges",
     "pairwise_accuracy",
     "pearson",

@@ -1,4 +1,4 @@
-"""Turn the long judgments table into side-by-side columns, one per judge, on shared rows.
+"""Turn the long judgments table into side-by-side columns (one per judge, or per condition) on shared rows.
 
 Statistics compare judges item by item, so they need the scores of two (or more) judges on
 the same key (item x criterion x pairwise side). Only rows with status "ok" are used; how
@@ -39,37 +39,68 @@ def pair_judges(
     document id to cluster on) from the table, taking the first value per key. Raises ValueError
     when a judge is absent or has several scored rows for one key (filter by condition/repeat first).
     """
+    filters = {"criterion": criterion, "condition": condition}
+    return _side_by_side(table, "judge", judges, value=value, filters=filters, on=on, keep=keep)
+
+
+def pair_conditions(
+    table: pd.DataFrame,
+    conditions: Sequence[str],
+    *,
+    judge: str,
+    value: str = "winner",
+    criterion: str | Sequence[str] | None = None,
+    on: Sequence[str] = DEFAULT_KEYS,
+    keep: Sequence[str] = (),
+) -> pd.DataFrame:
+    """One judge's ``value`` under several conditions side by side (e.g. "original" vs "swapped").
+
+    The columns are named after the conditions, ready for :func:`judgelab.stats.flip_rate`.
+    """
+    filters = {"criterion": criterion, "judge": judge}
+    return _side_by_side(table, "condition", conditions, value=value, filters=filters, on=on, keep=keep)
+
+
+def _side_by_side(
+    table: pd.DataFrame,
+    across: str,
+    names: Sequence[str],
+    *,
+    value: str,
+    filters: dict[str, str | Sequence[str] | None],
+    on: Sequence[str],
+    keep: Sequence[str],
+) -> pd.DataFrame:
     if not is_judgments_table(table):
-        raise ValueError(f"pair_judges needs a judgments table with columns {sorted(JUDGMENTS_MARKER_COLUMNS)}")
+        raise ValueError(f"pairing needs a judgments table with columns {sorted(JUDGMENTS_MARKER_COLUMNS)}")
     for col in [value, *on, *keep]:
         if col not in table.columns:
             raise ValueError(f"judgments table has no column {col!r}")
     rows = table
-    if criterion is not None:
-        rows = rows[rows["criterion"].isin([criterion] if isinstance(criterion, str) else list(criterion))]
-    if condition is not None:
-        rows = rows[rows["condition"].isin([condition] if isinstance(condition, str) else list(condition))]
-    rows = rows[rows["judge"].isin(list(judges))]
-    present = set(rows["judge"].dropna().astype(str))
-    missing = [j for j in judges if j not in present]
+    for col, wanted in filters.items():
+        if wanted is not None:
+            rows = rows[rows[col].isin([wanted] if isinstance(wanted, str) else list(wanted))]
+    rows = rows[rows[across].isin(list(names))]
+    present = set(rows[across].dropna().astype(str))
+    missing = [n for n in names if n not in present]
     if missing:
-        raise ValueError(f"judge(s) {missing} have no rows in the judgments table (after filters)")
+        raise ValueError(f"{across}(s) {missing} have no rows in the judgments table (after filters)")
     ok = rows["status"] == "ok"
     n_unscored = int((~ok).sum())
     keys = list(on)
     scored = _fill_keys(rows[ok], keys)
     merged = _fill_keys(rows, keys)[keys + list(keep)].drop_duplicates(subset=keys, keep="first")
-    for judge in judges:
-        part = scored[scored["judge"] == judge]
+    for name in names:
+        part = scored[scored[across] == name]
         dup = part.duplicated(subset=keys, keep=False)
         if dup.any():
             first = part.loc[dup, keys].iloc[0].to_dict()
             raise ValueError(
-                f"judge {judge!r} has {int(dup.sum())} scored rows sharing a key {keys} (first {first}); "
-                "filter the table to one condition and repeat first"
+                f"{across} {name!r} has {int(dup.sum())} scored rows sharing a key {keys} (first {first}); "
+                "filter the table to one judge, condition and repeat first"
             )
         values = pd.to_numeric(part[value], errors="coerce") if value == "score" else part[value]
-        merged = merged.merge(part[keys].assign(**{judge: values.to_numpy()}), on=keys, how="left")
+        merged = merged.merge(part[keys].assign(**{name: values.to_numpy()}), on=keys, how="left")
     for key in keys:
         merged[key] = merged[key].where(merged[key] != _NA_KEY, None)
     merged = merged.reset_index(drop=True)

@@ -8,7 +8,15 @@ from scipy import stats
 from sklearn.metrics import mean_absolute_error, root_mean_squared_error
 from statsmodels.stats.contingency_tables import mcnemar
 
-from judgelab.stats import error_metrics, flip_rate, mcnemar_test, positive_bias, score_distributions
+from judgelab.judgments import make_table
+from judgelab.stats import (
+    error_metrics,
+    flip_rate,
+    mcnemar_test,
+    pair_conditions,
+    positive_bias,
+    score_distributions,
+)
 
 FAST = {"n_resamples": 300}
 
@@ -89,3 +97,16 @@ def test_mcnemar_matches_statsmodels_exact_and_chi_square() -> None:
     assert out["estimate"] == pytest.approx(after.mean() - before.mean())
     with pytest.raises(ValueError, match="0/1"):
         mcnemar_test([0, 2], [1, 1])
+
+
+def test_flip_rate_on_a_judgments_table_via_pair_conditions() -> None:
+    rows = []
+    verdicts = [("A", "A"), ("A", "B"), ("B", "B"), ("TIE", "A"), ("B", None)]
+    for i, (original, swapped) in enumerate(verdicts):
+        base = {"run_id": "r", "item_id": f"i{i}", "rubric": "pair", "criterion": "overall", "judge": "gpt"}
+        rows.append({**base, "condition": "original", "status": "ok", "winner": original})
+        rows.append({**base, "condition": "swapped", "status": "ok" if swapped else "parse_error", "winner": swapped,
+                     "unscored_reason": None if swapped else "no verdict"})
+    wide = pair_conditions(make_table(rows), ["original", "swapped"], judge="gpt")
+    out = flip_rate("original", "swapped", data=wide).iloc[0]
+    assert out["n"] == 4 and out["n_flips"] == 2 and out["n_unscored_excluded"] == 1
