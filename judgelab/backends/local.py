@@ -52,6 +52,12 @@ N_THREADS = int(os.environ.get("JUDGELAB_LOCAL_THREADS", "2"))  # CI runners hav
 DEFAULT_MAX_TOKENS = 512  # a 135M model can ramble until the context is full; cap it when the caller does not
 MAX_TOP_LOGPROBS = 20  # OpenAI's limit
 
+# llama.cpp here is built with OpenMP, whose threads busy-wait at every barrier. When other processes
+# compete for the cores (a notebook kernel, a test run), a descheduled spinner stalls the others: measured
+# here at load ~11 on 2 cores, 128 tokens took 89 s with the default policy and 10 s with PASSIVE.
+# libgomp reads this once, when llama_cpp's library is loaded, so it is set at import; a user's value wins.
+OMP_WAIT_POLICY = os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 INSTALL_HINT = (
     "install the embedded judge with: CMAKE_ARGS=\"-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON "
     "-DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF\" pip install --no-cache-dir 'judgelab[local]' "

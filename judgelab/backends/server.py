@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from judgelab.backends.local import INSTALL_HINT, LocalModelUnavailable, gguf_path
+from judgelab.backends.local import INSTALL_HINT, OMP_WAIT_POLICY, LocalModelUnavailable, gguf_path
 
 DEFAULT_ALIAS = "smollm2"
 DEFAULT_N_CTX = 4096
@@ -152,7 +152,9 @@ def start_server(port: int | None = None, host: str = "127.0.0.1", n_ctx: int = 
     log_fd, log_name = tempfile.mkstemp(prefix="judgelab-llama-server-", suffix=".log")
     # A file, not a pipe: an unread pipe fills up and blocks the server.
     with os.fdopen(log_fd, "wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        # The child gets the same OpenMP wait policy as the in-process judge (see judgelab.backends.local).
+        env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", OMP_WAIT_POLICY)}
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
     handle = ServerHandle(process=process, host=host, port=port, alias=alias, log_path=Path(log_name))
     _register_zero_price(handle.model_name)
     deadline = time.monotonic() + startup_timeout

@@ -1,0 +1,59 @@
+"""The llama.cpp HTTP server launcher: loopback-only policy, startup failure reporting, and one real round trip."""
+
+from __future__ import annotations
+
+import socket
+from importlib import util
+
+import litellm
+import pytest
+
+from judgelab.backends import local, server
+
+needs_server = pytest.mark.skipif(
+    not local.is_available() or util.find_spec("llama_cpp.server") is None,
+    reason="embedded judge / llama-cpp server extra not installed",
+)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.10", "example.org", "::"])
+def test_non_loopback_hosts_are_refused_without_allow_remote(host: str) -> None:
+    with pytest.raises(ValueError, match="allow_remote=True"):
+        server.start_server(host=host)
+
+
+@pytest.mark.parametrize(("host", "loopback"), [("127.0.0.1", True), ("localhost", True), ("::1", True),
+                                                ("127.0.0.2", True), ("0.0.0.0", False), ("10.0.0.1", False)])
+def test_loopback_detection(host: str, loopback: bool) -> None:
+    assert server._is_loopback(host) is loopback
+
+
+def test_handle_names_what_litellm_needs() -> None:
+    handle = server.ServerHandle(process=None, host="127.0.0.1", port=8123, alias="judge")  # type: ignore[arg-type]
+    assert handle.base_url == "http://127.0.0.1:8123/v1"
+    assert handle.model_name == "openai/judge"
+    assert server.ServerHandle(process=None, host="::1", port=9, alias="a").base_url == "http://[::1]:9/v1"  # type: ignore[arg-type]
+
+
+@needs_server
+def test_a_server_that_dies_at_startup_reports_its_output() -> None:
+    with pytest.raises(server.ServerStartError, match="no_such_option") as info:
+        server.start_server(extra_args=["--no_such_option", "1"], startup_timeout=60)
+    assert "exited with code" in str(info.value)
+
+
+@needs_server
+@pytest.mark.local_model
+def test_http_round_trip_through_litellm_then_the_server_is_gone() -> None:
+    with server.start_server(startup_timeout=90) as handle:
+        assert handle.base_url.startswith("http://127.0.0.1:") and handle.model_name == "openai/smollm2"
+        response = litellm.completion(
+            model=handle.model_name, api_base=handle.base_url, api_key="unused",
+            messages=[{"role": "user", "content": "Say hello."}], temperature=0, max_tokens=8, timeout=60,
+        )
+        assert response.choices[0].message.content.strip()
+        assert 1 <= response.usage.completion_tokens <= 8
+        assert litellm.completion_cost(completion_response=response) == 0.0
+    assert handle.process.poll() is not None  # the child process has exited
+    with socket.socket() as probe:  # and nothing listens on its port any more
+        assert probe.connect_ex(("127.0.0.1", handle.port)) != 0
