@@ -213,6 +213,26 @@ def probe(
     print(result.summary_json(), flush=True)
 
 
+@app.command()
+@friendly
+def reproduce(
+    out: Path = typer.Option(Path("figures"), help="Folder for the PNG/PDF figures, sidecar JSONs and CSV tables."),
+    data_dir: Path | None = typer.Option(None, help="Data folder (default: $JUDGELAB_DATA_DIR, else download)."),
+    n_resamples: int = typer.Option(1000, min=100, help="Bootstrap resamples per interval."),
+    seed: int = typer.Option(0, help="Seed of every resampling."),
+    group: list[str] = typer.Option([], help="Only these groups (summeval, llmbar, openqa); default all."),
+) -> None:
+    """Regenerate every figure and table the notebooks show, from data; print ONE JSON summary line."""
+    from judgelab.reproduce import reproduce as run_reproduce
+
+    _check_out_dir(out)
+    paths = run_reproduce(out, data_dir, n_resamples=n_resamples, seed=seed, groups=tuple(group) or None)
+    figures = sorted(p.name for p in paths if p.suffix == ".png")
+    tables = sorted(p.name for p in paths if p.suffix == ".csv")
+    print(json.dumps({"out": str(out), "figures": len(figures), "tables": len(tables), "files": len(paths)}),
+          flush=True)
+
+
 @rubrics_app.command("list")
 @friendly
 def rubrics_list() -> None:
