@@ -7,7 +7,7 @@ batch slots). The Router judge caps each deployment at 8 in flight too, and the 
 8 x servers. Ideal throughput is 80 answers/s per server; the table shows what one judgelab client
 process actually reaches, and the scaling ratio each doubling of servers buys.
 
-    python benchmarks/bench_router.py [--per-server 240] [--servers 1 2 4] [--storage]
+    python benchmarks/bench_router.py [--per-server 240] [--servers 1 2 4] [--storage] [--litellm-caps]
 """
 
 from __future__ import annotations
@@ -71,6 +71,37 @@ def _measure_direct(url: str, n_requests: int) -> float:
     return n_requests / res.stats.wall_s
 
 
+def _litellm_native_caps(urls: list[str], n_requests: int = 200, slots: int = 4) -> None:
+    """The same load on litellm's own Router caps (max_parallel_requests), which reject a call when full."""
+    import asyncio
+
+    from litellm import Router
+
+    router = Router(model_list=[{"model_name": "pool", "litellm_params": {
+        "model": "openai/bench-judge", "api_base": u, "api_key": "k", "max_parallel_requests": slots,
+        "max_retries": 0}} for u in urls], num_retries=1, routing_strategy="least-busy", retry_after=0)
+
+    async def go() -> tuple[int, float]:
+        gate = asyncio.Semaphore(slots * len(urls))
+        failed = 0
+
+        async def one(i: int) -> None:
+            nonlocal failed
+            async with gate:
+                try:
+                    await router.acompletion(model="pool", messages=[{"role": "user", "content": f"q{i}"}])
+                except Exception:  # noqa: BLE001 - counted: this is what the comparison measures
+                    failed += 1
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(n_requests)))
+        return failed, time.perf_counter() - t0
+
+    failed, wall = asyncio.run(go())
+    print(f"litellm's own per-deployment caps ({len(urls)} x {slots} slots, {slots * len(urls)} callers, "
+          f"{n_requests} calls): {failed} failed, {wall:.1f} s (ideal {n_requests / (slots * len(urls)) * DELAY_S:.1f} s)")
+
+
 def _random_outputs(rng: Any, n: int, words: int = 40) -> list[str]:
     """Judge-like outputs of ~250 characters from a 2,000-word random vocabulary (so they compress like text)."""
     letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
@@ -129,6 +160,8 @@ def main() -> None:
     parser.add_argument("--per-server", type=int, default=240, help="requests per server in each measurement")
     parser.add_argument("--servers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--storage", action="store_true", help="also measure the request cache and Parquet output")
+    parser.add_argument("--litellm-caps", action="store_true",
+                        help="also run the same load on litellm's own (rejecting) per-deployment caps")
     args = parser.parse_args()
     ctx = mp.get_context("spawn")
     stop = ctx.Event()
@@ -139,6 +172,8 @@ def main() -> None:
     urls = [ports.get(timeout=120) for _ in procs]
     try:
         _measure(urls[:1], 40, "warmup")  # litellm's lazy imports and client set-up are not throughput
+        if args.litellm_caps:
+            _litellm_native_caps(urls[:2])
         load_before = os.getloadavg()[0]
         direct = _measure_direct(urls[0], args.per_server)
         rows = []
