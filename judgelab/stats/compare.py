@@ -21,7 +21,7 @@ from judgelab.stats._tidy import join_notes, result_row, tidy_frame
 from judgelab.stats.agreement import _confusion_counts, _disagreement_weights, _kappa_from_counts, label_codes
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, IndexStatistic, Interval, Seed, bootstrap
 from judgelab.stats.correlation import correlate, correlation_statistic
-from judgelab.stats.errors import _ERRORS
+from judgelab.stats.errors import ERROR_FUNCTIONS
 
 _LABEL_METRICS = ("kappa", "kappa_linear", "kappa_quadratic", "percent_agreement")
 _NUMERIC_METRICS = ("spearman", "pearson", "kendall", "mae", "rmse", "mean_signed_difference")
@@ -32,8 +32,8 @@ def _metric_statistic(metric: str, judge: np.ndarray, reference: np.ndarray, k: 
     """Index statistic of metric(judge, reference); label metrics receive integer codes over k categories."""
     if metric in ("spearman", "pearson", "kendall"):
         return correlation_statistic(metric, judge, reference)  # type: ignore[arg-type]
-    if metric in _ERRORS:
-        diff, func = judge - reference, _ERRORS[metric]
+    if metric in ERROR_FUNCTIONS:
+        diff, func = judge - reference, ERROR_FUNCTIONS[metric]
         return lambda idx: func(diff[idx])
     if metric == "percent_agreement":
         same = (judge == reference).astype(float)

@@ -133,7 +133,11 @@ def spearman(x: Any, y: Any, **kwargs: Any) -> pd.DataFrame:
 
 
 def kendall(x: Any, y: Any, *, variant: Literal["b", "c"] = "b", **kwargs: Any) -> pd.DataFrame:
-    """Kendall's tau-b (ties adjusted) or tau-c (Stuart's, for non-square tables); see :func:`correlation`."""
+    """Kendall's tau-b (ties adjusted) or tau-c (Stuart's, for non-square tables); see :func:`correlation`.
+
+    Its bootstrap calls scipy.stats.kendalltau once per resample (O(n log n) each), so for
+    thousands of items a smaller ``n_resamples`` keeps it quick.
+    """
     return correlation(x, y, method="kendall", variant=variant, **kwargs)
 
 

@@ -13,7 +13,7 @@ from judgelab.stats._inputs import Resolved, resolve
 from judgelab.stats._tidy import join_notes, result_row, tidy_frame
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Interval, Seed, bootstrap
 
-_ERRORS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+ERROR_FUNCTIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     # each maps a (B, m) matrix of differences judge - human to B values
     "mae": lambda d: np.abs(d).mean(axis=-1),
     "rmse": lambda d: np.sqrt((d**2).mean(axis=-1)),
@@ -28,7 +28,7 @@ _DESCRIPTIONS = {
 
 def _error_row(res: Resolved, metric: str, boot_kwargs: dict[str, Any]) -> dict[str, Any]:
     diff = res.values["x"] - res.values["y"]
-    func = _ERRORS[metric]
+    func = ERROR_FUNCTIONS[metric]
     boot = bootstrap(lambda idx: func(diff[idx]), len(diff), cluster=res.cluster, cluster_name=res.cluster_name,
                      return_distribution=False, **boot_kwargs)
     p_value, p_text, note = np.nan, "no test", ""
@@ -57,9 +57,9 @@ def error_metrics(
     seed: Seed = 0,
 ) -> pd.DataFrame:
     """MAE, RMSE and mean signed difference of judge ``x`` against human ``y``, one row each."""
-    unknown = [m for m in metrics if m not in _ERRORS]
+    unknown = [m for m in metrics if m not in ERROR_FUNCTIONS]
     if unknown:
-        raise ValueError(f"unknown error metric(s) {unknown}; use {list(_ERRORS)}")
+        raise ValueError(f"unknown error metric(s) {unknown}; use {list(ERROR_FUNCTIONS)}")
     res = resolve(data, {"x": x, "y": y}, cluster=cluster)
     boot_kwargs = dict(interval=interval, n_resamples=n_resamples, ci_level=ci_level, seed=seed)
     return tidy_frame([_error_row(res, m, boot_kwargs) for m in metrics])

@@ -58,7 +58,10 @@ def _unit_counts(matrix: np.ndarray, level: AlphaLevel) -> tuple[np.ndarray, np.
     sub, mask = matrix[:, pairable], present[:, pairable]
     values = sub.T[mask.T]
     if level != "nominal":
-        values = values.astype(float)
+        try:
+            values = values.astype(float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{level} Krippendorff's alpha needs numeric ratings: {exc}") from exc
     (codes,), categories = label_codes([values])
     unit_of_value = np.repeat(np.arange(sub.shape[1]), mask.sum(axis=0))
     counts = np.zeros((sub.shape[1], len(categories)))
