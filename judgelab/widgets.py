@@ -1,0 +1,272 @@
+"""ipywidgets explorers for notebooks: look at one rubric on one item, or browse where judges disagree.
+
+- :class:`RubricExplorer`: pick a rubric and an item, see the rendered prompt, run the judge, see the
+  parsed rows, the verdict and the raw output.
+- :class:`DisagreementBrowser`: over a judgments table, filter to position flips, judge-vs-human
+  (or gold) disagreements, or unscored rows; see the candidates side by side with raw outputs and scores.
+
+Both keep their state in ordinary widget values (``.rubric.value``, ``.kind.value`` ...) and render
+into HTML widgets, so tests drive them headless by setting values and reading ``.value`` back.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import ipywidgets as w
+import pandas as pd
+
+from judgelab.judgments import detail as row_detail
+
+_PAIR_FIELDS: tuple[tuple[str, str], ...] = (("output_1", "output_2"), ("response_a", "response_b"),
+                                             ("candidate_a", "candidate_b"))
+_SINGLE_FIELDS: tuple[str, ...] = ("response", "summary", "answer", "model_output", "output", "commentary")
+_CONTEXT_FIELDS: tuple[str, ...] = ("input", "prompt", "question", "source_text", "context")
+_ROW_COLUMNS: tuple[str, ...] = ("criterion", "side", "condition", "status", "score", "winner", "verdict",
+                                 "confidence", "unscored_reason")
+
+
+def _pre(text: Any, limit: int = 4000) -> str:
+    body = "" if text is None or (isinstance(text, float) and text != text) else str(text)
+    if len(body) > limit:
+        body = body[:limit] + f"\n… ({len(body) - limit} more characters)"
+    return f"<pre style='white-space:pre-wrap;margin:0'>{html.escape(body)}</pre>"
+
+
+def _table_html(frame: pd.DataFrame) -> str:
+    if frame.empty:
+        return "<i>no rows</i>"
+    return frame.to_html(index=False, escape=True, na_rep="", border=0)
+
+
+class RubricExplorer:
+    """Pick a rubric and one of its items, read the prompt, run the judge, read what came back.
+
+    ``items``: {rubric name: list of item dicts}; rubrics without an entry use their built-in example
+    items. ``run_options`` go to :func:`judgelab.run` (e.g. ``cache=False``). With the default
+    ``local/smollm2`` the judge is the embedded 135M plumbing model: its verdicts are NOT meaningful.
+    """
+
+    def __init__(self, rubrics: Sequence[str] | None = None, items: Mapping[str, list[dict[str, Any]]] | None = None,
+                 *, model: str = "local/smollm2", max_tokens: int = 128, **run_options: Any) -> None:
+        from judgelab.rubrics import list_rubrics
+
+        self._items = dict(items or {})
+        self._run_options = run_options
+        self.table: pd.DataFrame | None = None  # the judgments rows of the last run
+        self.rubric = w.Dropdown(options=list(rubrics or list_rubrics()), description="rubric")
+        self.item = w.Dropdown(options=[], description="item")
+        self.model = w.Text(value=model, description="model")
+        self.max_tokens = w.BoundedIntText(value=max_tokens, min=8, max=4096, description="max tokens")
+        self.swap = w.Checkbox(value=False, description="both orders (pairwise)")
+        self.run_button = w.Button(description="Run judge", button_style="primary")
+        self.status = w.HTML()
+        self.prompt = w.HTML()
+        self.parsed = w.HTML()
+        self.verdict = w.HTML()
+        self.raw = w.HTML()
+        self.rubric.observe(lambda _: self._refresh_items(), names="value")
+        self.item.observe(lambda _: self._render_prompt(), names="value")
+        self.run_button.on_click(lambda _: self.run())
+        tabs = w.Tab(children=[self.prompt, self.parsed, self.raw])
+        for k, title in enumerate(("prompt", "parsed rows", "raw output")):
+            tabs.set_title(k, title)
+        self.widget = w.VBox([w.HBox([self.rubric, self.item]), w.HBox([self.model, self.max_tokens, self.swap]),
+                              w.HBox([self.run_button, self.status]), self.verdict, tabs])
+        self._refresh_items()
+
+    def items_for(self, rubric: str) -> list[dict[str, Any]]:
+        from judgelab.rubrics import example_items, load_rubric
+
+        if rubric in self._items:
+            return list(self._items[rubric])
+        found = example_items(rubric)
+        if not found:
+            example = load_rubric(rubric).spec.example
+            found = [dict(example)] if example else []
+        return found
+
+    def current_item(self) -> dict[str, Any]:
+        items = self.items_for(self.rubric.value)
+        if self.item.value is None or not items:
+            raise ValueError(f"rubric {self.rubric.value!r} has no items to show; pass items={{name: [...]}}")
+        return items[self.item.value]
+
+    def _refresh_items(self) -> None:
+        items = self.items_for(self.rubric.value)
+        self.item.options = [(str(it.get("item_id", f"item {k}")), k) for k, it in enumerate(items)]
+        self.item.value = 0 if items else None
+        self.table = None
+        self.parsed.value = self.raw.value = self.verdict.value = ""
+        self._render_prompt()
+
+    def _render_prompt(self) -> None:
+        from judgelab.rubrics import load_rubric
+
+        if self.item.value is None:
+            self.prompt.value = "<i>no items for this rubric</i>"
+            return
+        rubric = load_rubric(self.rubric.value)
+        requests = rubric.requests(self.current_item())
+        parts = [f"<b>{len(requests)} request(s)</b>; mode {html.escape(rubric.mode)}"]
+        for k, req in enumerate(requests, start=1):
+            rows = ", ".join(r.criterion + (f":{r.side}" if r.side else "") for r in req.expected_rows)
+            parts.append(f"<h4>request {k} → rows {html.escape(rows)}</h4>")
+            parts += [f"<b>{html.escape(m['role'])}</b>{_pre(m['content'])}" for m in req.messages]
+        self.prompt.value = "\n".join(parts)
+        self.swap.disabled = rubric.mode != "pairwise"
+
+    def run(self) -> pd.DataFrame:
+        """Judge the selected item now; fills the parsed/verdict/raw views and returns the rows."""
+        import judgelab
+
+        self.status.value = "<i>running…</i>"
+        options = {"progress": False, "concurrency": 1, **self._run_options}
+        table = judgelab.run([self.current_item()], self.rubric.value, self.model.value,
+                             max_tokens=int(self.max_tokens.value), swap=bool(self.swap.value and not self.swap.disabled),
+                             **options)
+        self.table = table
+        ok = int((table["status"] == "ok").sum())
+        note = " — embedded plumbing judge, NOT a meaningful verdict" if self.model.value.startswith("local/") else ""
+        self.status.value = f"{len(table)} row(s), {ok} scored{html.escape(note)}"
+        self.parsed.value = _table_html(table[[c for c in _ROW_COLUMNS if c in table.columns]])
+        verdicts = table[table["criterion"] == "overall"] if (table["criterion"] == "overall").any() else table
+        summary = verdicts[["condition", "status", "score", "winner", "verdict"]].drop_duplicates()
+        self.verdict.value = "<b>verdict</b>" + _table_html(summary)
+        raws = table.drop_duplicates("call_id") if "call_id" in table.columns else table
+        self.raw.value = "".join(f"<b>{html.escape(str(r['condition']))}</b>{_pre(r['raw_output'])}"
+                                 for _, r in raws.iterrows())
+        return table
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+
+KINDS: tuple[str, ...] = ("position flips", "judge vs reference", "unscored")
+
+
+def find_disagreements(table: pd.DataFrame, kind: str, judge: str, *, reference: str = "human",
+                       threshold: float = 1.0) -> pd.DataFrame:
+    """The item_ids (one row each) that match a browser filter, with what makes them match.
+
+    ``position flips``: the judge's scored verdicts differ between conditions "original" and "swapped".
+    ``judge vs reference``: pairwise winner differs from the ``reference`` judge's (e.g. "gold"), or a
+    score differs from the reference score by at least ``threshold`` (per criterion).
+    ``unscored``: the judge's rows with a status other than "ok", with their reason.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown filter {kind!r}; use one of {KINDS}")
+    rows = table[table["judge"] == judge]
+    if rows.empty:
+        raise ValueError(f"judge {judge!r} has no rows in the table")
+    if kind == "unscored":
+        bad = rows[rows["status"] != "ok"]
+        return bad[["item_id", "criterion", "condition", "status", "unscored_reason"]].reset_index(drop=True)
+    scored = rows[rows["status"] == "ok"]
+    if kind == "position flips":
+        wide = scored.pivot_table(index=["item_id", "criterion"], columns="condition", values="winner",
+                                  aggfunc="first")
+        if not {"original", "swapped"} <= set(wide.columns):
+            return pd.DataFrame(columns=["item_id", "criterion", "original", "swapped"])
+        both = wide.dropna(subset=["original", "swapped"])
+        flips = both[both["original"] != both["swapped"]][["original", "swapped"]]
+        return flips.reset_index()
+    ref = table[(table["judge"] == reference) & (table["status"] == "ok")]
+    if ref.empty:
+        raise ValueError(f"no scored rows of reference judge {reference!r} in the table")
+    judged = scored[scored["condition"] == "original"] if (scored["condition"] == "original").any() else scored
+    if judged["winner"].notna().any():
+        merged = judged[["item_id", "criterion", "winner"]].merge(
+            ref[["item_id", "winner"]].rename(columns={"winner": reference}), on="item_id")
+        return merged[merged["winner"] != merged[reference]].reset_index(drop=True)
+    merged = judged[["item_id", "criterion", "score"]].merge(
+        ref[["item_id", "criterion", "score"]].rename(columns={"score": reference}), on=["item_id", "criterion"])
+    merged["difference"] = merged["score"].astype(float) - merged[reference].astype(float)
+    return merged[merged["difference"].abs() >= threshold].reset_index(drop=True)
+
+
+class DisagreementBrowser:
+    """Browse the rows of a judgments table where a judge flips, disagrees with a reference, or is unscored.
+
+    ``items``: the item texts (e.g. ``dataset.items``) joined on ``item_id`` to show candidates side by
+    side. ``reference``: the judge compared against ("human" for scores, "gold" for pairwise labels).
+    """
+
+    def __init__(self, table: pd.DataFrame, items: pd.DataFrame | None = None, *, reference: str | None = None,
+                 threshold: float = 1.0) -> None:
+        self.table = table
+        self.items = None if items is None else items.assign(item_id=items["item_id"].astype(str)).set_index("item_id")
+        judges = sorted(j for j in table["judge"].dropna().unique() if not str(j).startswith(("human", "gold")))
+        if not judges:
+            raise ValueError("the table has no judge rows besides human/gold references")
+        default_ref = reference or ("gold" if (table["judge"] == "gold").any() else "human")
+        self.kind = w.Dropdown(options=list(KINDS), value="judge vs reference", description="show")
+        self.judge = w.Dropdown(options=judges, description="judge")
+        self.reference = w.Text(value=default_ref, description="reference")
+        self.threshold = w.FloatSlider(value=threshold, min=0.0, max=4.0, step=0.5, description="|Δ| ≥")
+        self.matches = w.Select(options=[], rows=8, description="items")
+        self.count = w.HTML()
+        self.view = w.HTML()
+        self.found = pd.DataFrame()
+        for control in (self.kind, self.judge, self.reference, self.threshold):
+            control.observe(lambda _: self.refresh(), names="value")
+        self.matches.observe(lambda _: self.show(), names="value")
+        self.widget = w.VBox([w.HBox([self.kind, self.judge]), w.HBox([self.reference, self.threshold]),
+                              self.count, self.matches, self.view])
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recompute the matching items for the current filter and show the first."""
+        try:
+            self.found = find_disagreements(self.table, self.kind.value, self.judge.value,
+                                            reference=self.reference.value, threshold=float(self.threshold.value))
+        except ValueError as exc:
+            self.found = pd.DataFrame()
+            self.count.value = f"<b>{html.escape(str(exc))}</b>"
+            self.matches.options, self.view.value = [], ""
+            return
+        ids = list(dict.fromkeys(self.found["item_id"].astype(str))) if len(self.found) else []
+        self.count.value = f"<b>{len(ids)}</b> item(s), {len(self.found)} row(s) match “{html.escape(self.kind.value)}”"
+        self.matches.options = ids
+        self.matches.value = ids[0] if ids else None
+        if not ids:
+            self.view.value = "<i>nothing matches this filter</i>"
+
+    def show(self) -> None:
+        """Render the selected item: its texts side by side, then every row of the judge and the reference."""
+        item_id = self.matches.value
+        if item_id is None:
+            return
+        parts = [f"<h4>{html.escape(str(item_id))}</h4>", self._texts(str(item_id))]
+        rows = self.table[(self.table["item_id"].astype(str) == item_id) &
+                          self.table["judge"].isin([self.judge.value, self.reference.value])]
+        parts.append(_table_html(rows[["judge", *[c for c in _ROW_COLUMNS if c in rows.columns]]]))
+        for _, r in rows[rows["judge"] == self.judge.value].iterrows():
+            label = f"{r['condition']} · {r['criterion']}" + (f" · {r['side']}" if pd.notna(r["side"]) else "")
+            extra = row_detail(r).get("published_winner")
+            parts.append(f"<b>raw output ({html.escape(label)})</b>" + (f" published winner: {extra}" if extra else "")
+                         + _pre(r["raw_output"], 1500))
+        self.view.value = "\n".join(parts)
+
+    def _texts(self, item_id: str) -> str:
+        if self.items is None or item_id not in self.items.index:
+            return "<i>(no item texts: pass items= to see the candidates)</i>"
+        item = self.items.loc[item_id]
+        out = [f"<b>{f}</b>{_pre(item[f], 1500)}" for f in _CONTEXT_FIELDS if f in item.index]
+        for a, b in _PAIR_FIELDS:
+            if a in item.index and b in item.index:
+                cell = "<td style='vertical-align:top;width:50%'><b>{}</b>{}</td>"
+                out.append("<table style='width:100%'><tr>" + cell.format(a, _pre(item[a], 2500)) +
+                           cell.format(b, _pre(item[b], 2500)) + "</tr></table>")
+                return "".join(out)
+        out += [f"<b>{f}</b>{_pre(item[f], 2500)}" for f in _SINGLE_FIELDS if f in item.index]
+        return "".join(out)
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
