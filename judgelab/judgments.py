@@ -160,6 +160,9 @@ def save(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
                        force_ascii=False)
         else:
             df.to_parquet(tmp, index=False)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; a results file should be readable like any other
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

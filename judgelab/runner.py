@@ -325,6 +325,9 @@ def _jobs(items: pd.DataFrame, rubric: Rubric, cfg: dict[str, Any]) -> list[_Job
     jobs: list[_Job] = []
     for item in items.to_dict(orient="records"):
         check_fields(item, rubric)
+    exclude = getattr(rubric, "exclude_judged_items", None)
+    if callable(exclude):  # e.g. few-shot pools must never contain an item being judged: refuse up front
+        exclude(list(items["item_id"]))
     for item in items.to_dict(orient="records"):
         for condition, swapped in _conditions(cfg["condition"], cfg["swap"], cfg["order"], cfg["seed"] or 0,
                                               item["item_id"]):
