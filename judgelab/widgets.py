@@ -154,8 +154,9 @@ def find_disagreements(table: pd.DataFrame, kind: str, judge: str, *, reference:
     """The item_ids (one row each) that match a browser filter, with what makes them match.
 
     ``position flips``: the judge's scored verdicts differ between conditions "original" and "swapped".
-    ``judge vs reference``: pairwise winner differs from the ``reference`` judge's (e.g. "gold"), or a
-    score differs from the reference score by at least ``threshold`` (per criterion).
+    ``judge vs reference``: a score differs from the ``reference`` judge's score by at least ``threshold``
+    (per criterion); for unscored-by-number rows, the pairwise winner (vs e.g. "gold") or the
+    categorical verdict (e.g. OpenQA's yes/no vs "human") differs.
     ``unscored``: the judge's rows with a status other than "ok", with their reason.
     """
     if kind not in KINDS:
@@ -179,10 +180,11 @@ def find_disagreements(table: pd.DataFrame, kind: str, judge: str, *, reference:
     if ref.empty:
         raise ValueError(f"no scored rows of reference judge {reference!r} in the table")
     judged = scored[scored["condition"] == "original"] if (scored["condition"] == "original").any() else scored
-    if judged["winner"].notna().any():
-        merged = judged[["item_id", "criterion", "winner"]].merge(
-            ref[["item_id", "winner"]].rename(columns={"winner": reference}), on="item_id")
-        return merged[merged["winner"] != merged[reference]].reset_index(drop=True)
+    if judged["score"].isna().all():  # pairwise winners (vs gold) or categorical verdicts (yes/no)
+        column = "winner" if judged["winner"].notna().any() else "verdict"
+        merged = judged[["item_id", "criterion", column]].merge(
+            ref[["item_id", column]].drop_duplicates("item_id").rename(columns={column: reference}), on="item_id")
+        return merged[merged[column].astype(object) != merged[reference].astype(object)].reset_index(drop=True)
     merged = judged[["item_id", "criterion", "score"]].merge(
         ref[["item_id", "criterion", "score"]].rename(columns={"score": reference}), on=["item_id", "criterion"])
     merged["difference"] = merged["score"].astype(float) - merged[reference].astype(float)
