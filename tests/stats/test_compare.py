@@ -50,6 +50,20 @@ def test_label_metrics_and_missing_rows_use_only_shared_items() -> None:
         compare_judges(a, b, human, metric="auc")
 
 
+@pytest.mark.parametrize(
+    ("r_a", "r_b", "r_ab", "n", "williams", "steiger"),
+    [  # outputs of the R package cocor printed in public analyses (inputs rounded to 4 decimals there)
+        (-0.1741, 0.2015, 0.3734, 646, -9.0340, -8.6124),
+        (0.8066, 0.2383, 0.2255, 177, 9.3823, 8.5460),
+        (0.5447, 0.8, 0.0729, 70, -2.8114, None),
+    ],
+)
+def test_williams_and_steiger_match_cocor_outputs(r_a, r_b, r_ab, n, williams, steiger) -> None:  # type: ignore[no-untyped-def]
+    assert _williams(r_a, r_b, r_ab, n)[0] == pytest.approx(williams, abs=0.003)
+    if steiger is not None:
+        assert _steiger(r_a, r_b, r_ab, n)[0] == pytest.approx(steiger, abs=0.003)
+
+
 def test_dependent_correlation_tests_hold_their_size_under_the_null() -> None:
     """Simulated: r(ref, a) = r(ref, b) = 0.5, r(a, b) = 0.4, n = 60; a 5% test rejects about 5%."""
     rng = np.random.default_rng(7)
