@@ -82,3 +82,38 @@ def test_router_judge_rejects_mixed_models_and_bad_limits():
 def test_engine_rejects_a_model_that_is_neither_name_nor_judge_object():
     with pytest.raises(TypeError, match="model must be a model name or a judge object"):
         judgelab.run(ITEMS[:1], ToyDirect(), 42, cache=False, progress=False)
+
+
+def test_per_deployment_concurrency_cap_holds_on_the_server():
+    lock, state = threading.Lock(), {"now": 0, "max": 0}
+
+    def reply(body):
+        with lock:
+            state["now"] += 1
+            state["max"] = max(state["max"], state["now"])
+        threading.Event().wait(0.03)  # in service
+        with lock:
+            state["now"] -= 1
+        return '{"score": 2}'
+
+    with StubServer(reply) as srv:
+        judge = router_judge([srv.base_url], model="openai/stub-judge", max_parallel_requests=2)
+        res = _run(judge, concurrency=6)
+    assert res.stats.ok == 40 and res.stats.retries == 0
+    assert state["max"] == 2  # never more than the cap in flight, and the cap was used
+
+
+def test_rpm_paces_call_starts():
+    import asyncio
+
+    judge = router_judge(["http://127.0.0.1:1/v1"], model="openai/stub-judge", rpm=600)
+
+    async def two_slots():
+        first = await judge._acquire()
+        paced_until = first.next_start
+        await judge._release(first, failed=False)
+        return first, paced_until
+
+    deployment, paced_until = asyncio.run(two_slots())
+    # after one start, the next may begin 60/600 = 0.1 s later, not before
+    assert not deployment.free(paced_until - 0.05) and deployment.free(paced_until)
