@@ -55,6 +55,23 @@ def test_sync_and_async_calls_are_deterministic_at_temperature_zero() -> None:
     assert concurrent[1].model == "local/smollm2-135m"
 
 
+def test_async_calls_leave_the_event_loop_free() -> None:
+    """While the model generates, other coroutines (a notebook's widgets, progress bars) keep running."""
+
+    async def call_while_ticking() -> tuple[int, str]:
+        call = asyncio.ensure_future(
+            litellm.acompletion(model="local/smollm2", messages=QUESTION, temperature=0, max_tokens=8))
+        ticks_while_generating = 0
+        while not call.done():
+            await asyncio.sleep(0.005)
+            ticks_while_generating += local._CALL_LOCK.locked()  # the model is busy right now
+        return ticks_while_generating, (await call).choices[0].message.content
+
+    ticks, text = asyncio.run(call_while_ticking())
+    assert text.strip()
+    assert ticks >= 3  # generating on the loop's own thread would leave no chance to tick meanwhile
+
+
 def test_usage_is_counted_and_costs_nothing() -> None:
     response = _ask(max_tokens=8)
     usage = response.usage
