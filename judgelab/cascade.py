@@ -26,6 +26,7 @@ import pandas as pd
 from judgelab import judgments
 from judgelab.confidence import POSITION_CONDITION, position_consistency
 from judgelab.items import read_items
+from judgelab.panel import Panel
 from judgelab.runner import run
 from judgelab.stats._tidy import result_row, tidy_frame
 from judgelab.stats.bootstrap import bootstrap
@@ -41,7 +42,16 @@ class CascadeResult:
 
 
 def _judge_name(judge: Any) -> str:
+    if isinstance(judge, Panel):
+        return judge.name
     return judge if isinstance(judge, str) else str(judge.model_name)
+
+
+def _run_tier(tier: Any, items: pd.DataFrame, rubric: Any, **kwargs: Any) -> pd.DataFrame:
+    """A tier is a model name, a judge object, or a panel (whose aggregate rows are its verdicts)."""
+    if isinstance(tier, Panel):
+        return tier.run(items, rubric, **kwargs)
+    return run(items, rubric, tier, **kwargs)
 
 
 def consolidated(table: pd.DataFrame, judge: str, conditions: tuple[str, str] = ORDERS) -> pd.DataFrame:
@@ -219,7 +229,7 @@ class Cascade:
         """Run the cascade. ``measure_against_strong`` also runs the strong judge on every item (for a
         study: the calls it adds are not part of the cascade's cost). ``gold``: item_id -> winner."""
         item_df = read_items(items)
-        cheap_table = run(item_df, rubric, self.cheap, swap=swap, **{**run_kwargs, **self.cheap_kwargs})
+        cheap_table = _run_tier(self.cheap, item_df, rubric, swap=swap, **{**run_kwargs, **self.cheap_kwargs})
         cheap_name, strong_name = self._name(self.cheap), self._name(self.strong)
         cheap_v = consolidated(cheap_table, cheap_name)
         escalate = escalation_mask(cheap_v, self.escalate_when)
@@ -227,7 +237,7 @@ class Cascade:
                                                                                                           "item_id"]))]
         strong_table = judgments.empty_table()
         if len(wanted):
-            strong_table = run(wanted, rubric, self.strong, swap=swap, **{**run_kwargs, **self.strong_kwargs})
+            strong_table = _run_tier(self.strong, wanted, rubric, swap=swap, **{**run_kwargs, **self.strong_kwargs})
         strong_v = consolidated(strong_table, strong_name) if len(strong_table) else strong_table
         final = cascade_rows(cheap_v, strong_v, escalate, self.name)
         gold_series = None if gold is None else pd.Series(dict(gold), dtype=object)
@@ -244,5 +254,5 @@ class Cascade:
 
 
 def cascade(cheap: Any, strong: Any, *, escalate_when: EscalateWhen = 0.75, **kwargs: Any) -> Cascade:
-    """A :class:`Cascade` (cheap and strong are model names or judge objects)."""
+    """A :class:`Cascade`; cheap and strong are model names, judge objects or panels."""
     return Cascade(cheap, strong, escalate_when=escalate_when, **kwargs)

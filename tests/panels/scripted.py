@@ -29,7 +29,7 @@ def scripted_reply(body: dict[str, Any]) -> str:
         return json.dumps({"score": int(model.split("-", 1)[1])})
     first, second = _shown(body)
     good_first = "GOOD" in first
-    if model.startswith("right"):
+    if model.startswith("right"):  # right1, right2, right3: identical, separately named judges
         return "A" if good_first else "B"
     if model == "wrong":
         return "B" if good_first else "A"

@@ -74,3 +74,20 @@ def test_llmbar_released_verdicts_as_two_tiers(data_dir):
         assert 0 < rep.loc[f"accuracy_{tier}", "estimate"] < 1
     diff = rep.loc["accuracy_cascade_minus_strong", "estimate"]
     assert diff == pytest.approx(rep.loc["accuracy_cascade", "estimate"] - rep.loc["accuracy_strong_only", "estimate"])
+
+
+def test_a_panel_can_be_the_cheap_tier():
+    from judgelab.panel import panel
+
+    gold = {it["item_id"]: it["gold"] for it in ITEMS}
+    with server() as srv:
+        members = [{"model": f"openai/{m}", "name": m, "api_base": srv.base_url, "api_key": "k"}
+                   for m in ("half", "right1", "right2")]
+        res = cascade(panel(members), "openai/right3", escalate_when=0.9,
+                      strong_kwargs={"api_base": srv.base_url, "api_key": "k"}).run(
+            ITEMS, ToyPairwise(), cache=False, progress=False)
+        strong_requests = sum(1 for b in srv.requests if b["model"] == "right3")
+    final = res.table[res.table["judge"] == "cascade:panel:majority->openai/right3"]
+    assert (final["winner"] == final["item_id"].map(gold)).all()
+    # items 6-11: "half" dissents in the swapped order, vote share 2/3 there -> confidence (1 + 2/3) / 2 < 0.9
+    assert strong_requests == 12 and res.report.set_index("metric").loc["escalation_rate", "estimate"] == 0.5
