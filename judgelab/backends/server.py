@@ -173,9 +173,12 @@ def start_server(port: int | None = None, host: str = "127.0.0.1", n_ctx: int = 
                            f"{startup_timeout:.0f} s; its output ended with:\n{tail}")
 
 
-def serve_forever(port: int = DEFAULT_PORT, host: str = "127.0.0.1", *, n_ctx: int = DEFAULT_N_CTX,
+def serve_forever(port: int | None = DEFAULT_PORT, host: str = "127.0.0.1", *, n_ctx: int = DEFAULT_N_CTX,
                   allow_remote: bool = False) -> None:
-    """Run the server in the foreground until Ctrl-C or the server exits (for ``judgelab serve``)."""
+    """Run the server in the foreground until Ctrl-C or the server exits (for ``judgelab serve``).
+
+    Prints where it listens and the litellm model name to stderr; ``port=None`` picks a free port.
+    """
     handle = start_server(port=port, host=host, n_ctx=n_ctx, allow_remote=allow_remote)
     print(f"Serving SmolLM2-135M-Instruct (a plumbing/demo judge: its scores are not meaningful) at "
           f"{handle.base_url}\nuse it with: --model {handle.model_name} --api-base {handle.base_url}\n"

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import subprocess
+import sys
+import time
 from importlib import util
+from pathlib import Path
 
 import litellm
 import pytest
@@ -57,3 +63,33 @@ def test_http_round_trip_through_litellm_then_the_server_is_gone() -> None:
     assert handle.process.poll() is not None  # the child process has exited
     with socket.socket() as probe:  # and nothing listens on its port any more
         assert probe.connect_ex(("127.0.0.1", handle.port)) != 0
+
+
+@needs_server
+@pytest.mark.local_model
+def test_serve_forever_announces_itself_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
+    """What `judgelab serve` runs: foreground server, Ctrl-C (SIGINT to the process group) ends it and its child."""
+    port = server._free_port("127.0.0.1")
+    log = tmp_path / "serve.log"
+    code = f"from judgelab.backends.server import serve_forever; serve_forever(port={port})"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    with log.open("wb") as sink:
+        proc = subprocess.Popen([sys.executable, "-c", code], stderr=sink, stdout=sink, env=env,
+                                start_new_session=True)  # its own group, as a terminal would give it
+    try:
+        deadline = time.monotonic() + 120
+        while b"Ctrl-C stops it" not in log.read_bytes():
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "serve_forever did not announce itself in 120 s"
+            time.sleep(0.25)
+        assert server._answers(f"http://127.0.0.1:{port}/v1/models")
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=30) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    announcement = log.read_text()
+    assert f"http://127.0.0.1:{port}/v1" in announcement and "--model openai/smollm2" in announcement
+    assert "not meaningful" in announcement
+    assert not server._answers(f"http://127.0.0.1:{port}/v1/models")
