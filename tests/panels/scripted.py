@@ -35,7 +35,7 @@ def scripted_reply(body: dict[str, Any]) -> str:
         return "B" if good_first else "A"
     if model == "first":
         return "A"
-    if model == "half":  # right on items 0-5, position-biased (always "A") on the rest
+    if model.startswith("half"):  # right on items 0-5, position-biased (always "A") on the rest
         number = int(re.search(r"answer (\d+)", first).group(1))
         return ("A" if good_first else "B") if number < 6 else "A"
     raise AssertionError(f"unscripted model {model}")

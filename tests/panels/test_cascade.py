@@ -91,3 +91,21 @@ def test_a_panel_can_be_the_cheap_tier():
     assert (final["winner"] == final["item_id"].map(gold)).all()
     # items 6-11: "half" dissents in the swapped order, vote share 2/3 there -> confidence (1 + 2/3) / 2 < 0.9
     assert strong_requests == 12 and res.report.set_index("metric").loc["escalation_rate", "estimate"] == 0.5
+
+
+def test_usd_saved_when_prices_are_known():
+    import litellm
+
+    for name, per_token in (("halfpriced", 1e-7), ("rightpriced", 3e-6)):
+        litellm.register_model({f"openai/{name}": {"input_cost_per_token": per_token,
+                                                    "output_cost_per_token": per_token,
+                                                    "litellm_provider": "openai", "mode": "chat"}})
+    with server() as srv:
+        res = cascade("openai/halfpriced", "openai/rightpriced", escalate_when=0.75).run(
+            ITEMS, ToyPairwise(), measure_against_strong=True, api_base=srv.base_url, api_key="k", cache=False,
+            progress=False)
+    usd = res.report.set_index("metric").loc["usd_saved"]
+    per_call = 60  # the stub reports 50 prompt + 10 completion tokens
+    cascade_cost = 24 * per_call * 1e-7 + 12 * per_call * 3e-6
+    assert usd["usd_cascade"] == pytest.approx(cascade_cost)
+    assert usd["estimate"] == pytest.approx(24 * per_call * 3e-6 - cascade_cost) and usd["note"] == ""

@@ -33,6 +33,7 @@ def test_router_spreads_requests_over_two_servers():
     assert sum(counts) == 40 == res.stats.api_calls
     assert min(counts) >= 10, f"load not spread: {counts}"  # least-busy over 2 x 4 slots
     assert sum(judge.calls_by_deployment.values()) == 40 and len(judge.calls_by_deployment) == 2
+    assert set(judge.calls_by_deployment) == {s1.base_url, s2.base_url} and judge.fallbacks == 0
     assert set(table["judge"]) == {"router:openai/stub-judge"}
 
 
@@ -61,6 +62,7 @@ def test_server_killed_mid_run_falls_back_and_loses_nothing():
     assert len(table) == 40 and (table["status"] == "ok").all(), table["unscored_reason"].dropna().head()
     assert set(table["item_id"]) == {i["item_id"] for i in ITEMS}
     assert len(served_by_doomed) == 5 and healthy_count == 35
+    assert judge.fallbacks >= 1 and judge.calls_by_deployment[healthy.base_url] == 35
     assert sum(judge.calls_by_deployment.values()) == 40
 
 
