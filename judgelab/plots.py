@@ -35,6 +35,9 @@ def _finish(fig: Figure, text: str | None) -> Figure:
     fig.tight_layout()
     if text:
         caption(fig, text)
+    # Detach from pyplot: the caller owns the figure, and Jupyter shows the returned value once
+    # instead of also auto-showing every open pyplot figure at the end of the cell.
+    plt.close(fig)
     return fig
 
 
@@ -183,6 +186,7 @@ def score_distributions(dist: pd.DataFrame, *, title: str = "Human vs judge scor
         fig = grid.figure
         if caption_text:
             caption(fig, caption_text)
+        plt.close(fig)
         return fig
 
 
