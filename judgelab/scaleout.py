@@ -118,20 +118,21 @@ class RouterJudge:
         """One completion through the Router; raises judgelab's classified ModelCallError on failure."""
         deployment = await self._acquire()
         start = time.perf_counter()
-        failed = False
         try:
             response = await self.router.acompletion(model=deployment.group, messages=messages, timeout=timeout,
                                                      drop_params=True, **params)
         except Exception as exc:  # noqa: BLE001 - classified, nothing swallowed
             error = classify(exc, secrets=self._secrets())
-            failed = error.unreachable or error.kind == "retryable"
+            await self._release(deployment, failed=error.unreachable or error.kind == "retryable")
             raise error from None
-        finally:
-            served = None if failed else _served_by(locals().get("response"))
-            if served is not None and served != deployment.api_base:
-                failed = True  # the Router fell back: this deployment failed the call
-                self.fallbacks += 1
-            await self._release(deployment, failed)
+        except BaseException:  # cancelled: give the slot back, and do not blame the deployment
+            await self._release(deployment, failed=False)
+            raise
+        served = _served_by(response)
+        fell_back = served is not None and served != deployment.api_base  # the Router moved the call elsewhere
+        if fell_back:
+            self.fallbacks += 1
+        await self._release(deployment, failed=fell_back)
         latency = time.perf_counter() - start
         where = served or deployment.api_base
         self.calls_by_deployment[where] += 1
@@ -177,6 +178,9 @@ def router_judge(
     ``max_parallel_requests`` and ``rpm`` here are defaults for deployments that do not set them.
     A call that fails on a deployment falls back to the others (in order); a failed deployment is
     avoided for ``cooldown_time`` seconds (after ``allowed_fails`` failures, in the Router too).
+    ``name`` is the judge's name in the table and the cache key (default ``"router:<model>"``); a
+    run's ``max_cost_usd`` prices calls by this name, so name the judge after a model litellm can
+    price to use a budget.
     """
     if not deployments:
         raise ValueError("router_judge needs at least one deployment")
