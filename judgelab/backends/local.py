@@ -222,10 +222,15 @@ def _sampling(params: dict[str, Any]) -> dict[str, Any]:
                       DEFAULT_MAX_TOKENS)
     if int(max_tokens) < 1:
         raise _BadRequest(f"max_tokens must be at least 1, got {max_tokens}.")
-    temperature = params.get("temperature")
+    temperature = 1.0 if params.get("temperature") is None else float(params["temperature"])  # OpenAI's default
+    if not 0.0 <= temperature <= 2.0:
+        raise _BadRequest(f"temperature must be between 0 and 2, got {temperature}.")
+    top_p = 1.0 if params.get("top_p") is None else float(params["top_p"])
+    if not 0.0 < top_p <= 1.0:
+        raise _BadRequest(f"top_p must be in (0, 1], got {top_p}.")
     return {
-        "temperature": 1.0 if temperature is None else float(temperature),  # OpenAI's default
-        "top_p": float(params.get("top_p") or 1.0),
+        "temperature": temperature,
+        "top_p": top_p,
         "presence_penalty": float(params.get("presence_penalty") or 0.0),
         "frequency_penalty": float(params.get("frequency_penalty") or 0.0),
         "seed": params.get("seed"),

@@ -101,6 +101,8 @@ def test_unknown_local_model_lists_the_valid_names() -> None:
         ({"n": 2}, "n must be 1"),
         ({"logprobs": True, "top_logprobs": 21}, "top_logprobs must be between 0 and 20"),
         ({"max_tokens": 0}, "max_tokens must be at least 1"),
+        ({"temperature": -0.5}, "temperature must be between 0 and 2"),
+        ({"top_p": 0}, "top_p must be in"),
         ({"stream": True}, "does not stream"),
         ({"response_format": {"type": "xml"}}, "'xml' is not supported"),
     ],
