@@ -37,7 +37,7 @@ class Artifact:
     """One output: a figure (PNG+PDF+sidecar) or a table (CSV), and where it is shown."""
 
     name: str
-    notebook: str
+    notebook: str  # the notebook(s) that show it, comma-separated
     caption: str
     sources: list[dict[str, str]]
     figure: Figure | None = None
@@ -113,7 +113,7 @@ def summeval_artifacts(settings: Settings) -> list[Artifact]:
                  figure=plots.score_distributions(dist, caption_text=f"{base} Human bars pool the 3 experts' "
                                                   "individual 1-5 ratings."), tables=["summeval_score_distributions"]),
         Artifact("summeval_positive_bias", nb, "Positive-bias tests per judge and criterion.", src, table=bias),
-        Artifact("summeval_positive_bias_fig", nb, f"Mean judge - human per criterion. {base} {ci}; t-test, "
+        Artifact("summeval_positive_bias_fig", f"{nb}, 06_sycophancy_and_positive_bias", f"Mean judge - human per criterion. {base} {ci}; t-test, "
                  "Wilcoxon and sign tests in the CSV.", src,
                  figure=plots.positive_bias_forest(bias, caption_text=f"{base} {ci}."),
                  tables=["summeval_positive_bias"]),
@@ -191,7 +191,7 @@ def _write_figure(artifact: Artifact, out: Path, params: dict[str, Any]) -> list
     sidecar = {
         "figure": artifact.name,
         "files": [png.name, pdf.name],
-        "notebook": f"notebooks/{artifact.notebook}.ipynb",
+        "notebooks": [f"notebooks/{nb.strip()}.ipynb" for nb in artifact.notebook.split(",")],
         "caption": artifact.caption,
         "data_sources": [{k: v for k, v in s.items() if k != "location"} for s in artifact.sources],
         "tables": [f"{t}.csv" for t in artifact.tables],

@@ -41,7 +41,7 @@ def test_sidecars_name_the_data_commit_the_command_and_existing_tables(outputs: 
         assert side["command"].startswith("judgelab reproduce --out")
         assert side["parameters"]["seed"] == 0 and side["parameters"]["n_resamples"] == 200
         assert side["data_sources"] and all(s["repo"] and s["commit"] for s in side["data_sources"])
-        assert Path(side["notebook"]).stem in notebooks
+        assert side["notebooks"] and all(Path(nb).stem in notebooks for nb in side["notebooks"])
         for table in side["tables"]:
             assert (out / table).exists(), f"{png.name} names a missing table {table}"
 
