@@ -7,7 +7,7 @@ batch slots). The Router judge caps each deployment at 8 in flight too, and the 
 8 x servers. Ideal throughput is 80 answers/s per server; the table shows what one judgelab client
 process actually reaches, and the scaling ratio each doubling of servers buys.
 
-    python benchmarks/bench_router.py [--per-server 240] [--servers 1 2 4] [--storage] [--litellm-caps]
+    python benchmarks/bench_router.py [--per-server 240] [--servers 1 2 4] [--delay 0.1] [--storage] [--litellm-caps]
 """
 
 from __future__ import annotations
@@ -30,14 +30,14 @@ DELAY_S = 0.1
 SLOTS = 8
 
 
-def _serve(port_queue: mp.Queue, stop: mp.Event) -> None:  # type: ignore[type-arg]
+def _serve(port_queue: mp.Queue, stop: mp.Event, delay_s: float) -> None:  # type: ignore[type-arg]
     from tests.support.openai_stub import StubServer
 
     slots = threading.Semaphore(SLOTS)
 
     def reply(body: dict) -> str:
         with slots:  # at most SLOTS requests in service; the rest queue, as on a real server
-            time.sleep(DELAY_S)
+            time.sleep(delay_s)
         return '{"score": 4}'
 
     with StubServer(reply) as server:
@@ -71,7 +71,7 @@ def _measure_direct(url: str, n_requests: int) -> float:
     return n_requests / res.stats.wall_s
 
 
-def _litellm_native_caps(urls: list[str], n_requests: int = 200, slots: int = 4) -> None:
+def _litellm_native_caps(urls: list[str], delay_s: float, n_requests: int = 200, slots: int = 4) -> None:
     """The same load on litellm's own Router caps (max_parallel_requests), which reject a call when full."""
     import asyncio
 
@@ -99,7 +99,7 @@ def _litellm_native_caps(urls: list[str], n_requests: int = 200, slots: int = 4)
 
     failed, wall = asyncio.run(go())
     print(f"litellm's own per-deployment caps ({len(urls)} x {slots} slots, {slots * len(urls)} callers, "
-          f"{n_requests} calls): {failed} failed, {wall:.1f} s (ideal {n_requests / (slots * len(urls)) * DELAY_S:.1f} s)")
+          f"{n_requests} calls): {failed} failed, {wall:.1f} s (ideal {n_requests / (slots * len(urls)) * delay_s:.1f} s)")
 
 
 def _random_outputs(rng: Any, n: int, words: int = 40) -> list[str]:
@@ -159,6 +159,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-server", type=int, default=240, help="requests per server in each measurement")
     parser.add_argument("--servers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--delay", type=float, default=DELAY_S, help="seconds each server takes per answer")
     parser.add_argument("--storage", action="store_true", help="also measure the request cache and Parquet output")
     parser.add_argument("--litellm-caps", action="store_true",
                         help="also run the same load on litellm's own (rejecting) per-deployment caps")
@@ -166,14 +167,14 @@ def main() -> None:
     ctx = mp.get_context("spawn")
     stop = ctx.Event()
     ports: mp.Queue = ctx.Queue()  # type: ignore[type-arg]
-    procs = [ctx.Process(target=_serve, args=(ports, stop), daemon=True) for _ in range(max(args.servers))]
+    procs = [ctx.Process(target=_serve, args=(ports, stop, args.delay), daemon=True) for _ in range(max(args.servers))]
     for p in procs:
         p.start()
     urls = [ports.get(timeout=120) for _ in procs]
     try:
         _measure(urls[:1], 40, "warmup")  # litellm's lazy imports and client set-up are not throughput
         if args.litellm_caps:
-            _litellm_native_caps(urls[:2])
+            _litellm_native_caps(urls[:2], args.delay)
         load_before = os.getloadavg()[0]
         direct = _measure_direct(urls[0], args.per_server)
         rows = []
@@ -181,13 +182,13 @@ def main() -> None:
             m = _measure(urls[:n], args.per_server * n, f"s{n}")
             total = args.per_server * n
             rows.append({"servers": n, "requests": total, **m, "throughput": total / m["wall_s"],
-                         "ideal": n * SLOTS / DELAY_S})
+                         "ideal": n * SLOTS / args.delay})
     finally:
         stop.set()
         for p in procs:
             p.join(timeout=10)
     print(f"{os.cpu_count()} CPU cores, load average {load_before:.1f} before / {os.getloadavg()[0]:.1f} after; "
-          f"each server: {DELAY_S * 1000:.0f} ms per answer, {SLOTS} slots")
+          f"each server: {args.delay * 1000:.0f} ms per answer, {SLOTS} slots")
     print(f"1 server without the Router (engine -> server directly): {direct:.1f} req/s")
     print(f"{'servers':>7} {'requests':>8} {'wall_s':>7} {'req/s':>7} {'ideal':>6} {'of ideal':>8} "
           f"{'x vs 1':>6} {'x per doubling':>14} {'client CPU ms/req':>17} {'load share min-max':>18}")
