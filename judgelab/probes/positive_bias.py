@@ -9,13 +9,14 @@ Wilcoxon signed-rank and sign tests, and the shares over-, under- and equally ra
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
 from judgelab.probes.experiment import items_frame, resolve_rubric
-from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame
+from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame, summary_row
 from judgelab.rubrics.base import Rubric
 from judgelab.stats import positive_bias as positive_bias_stat
 
@@ -96,12 +97,19 @@ def analyze(
         raise ValueError("no criterion has both judge and human scores (criteria: judge "
                          f"{sorted(scores['criterion'].unique())}, human {sorted(humans['criterion'].unique())})")
     unscored = int(merged["judge_score"].isna().sum())
+    scored = merged.dropna(subset=["judge_score", "human"])
+    empty = sorted(set(merged["criterion"]) - set(scored["criterion"]))
+    out = [summary_row("mean_difference", math.nan, n=0, method="judge - human", condition=str(crit),
+                       note="no item has both a scored judgment and a human score") for crit in empty]
+    if scored.empty:
+        return ProbeResult("positive_bias", table, summary_frame(out), details={"pairs": merged},
+                           meta={"n_items": 0, "criteria": sorted(merged["criterion"].unique())})
+    merged = scored
     frame = positive_bias_stat(merged["judge_score"].to_numpy(float), merged["human"].to_numpy(float),
                                criterion=merged["criterion"].to_numpy(object), n_resamples=n_resamples, seed=seed)
-    out = []
     for crit, part in frame.groupby("criterion", sort=False):
         out += from_stats_frame(part, condition=str(crit), policy="unscored judge rows or missing human scores dropped",
-                                note=f"{unscored} unscored judge row(s) in the table" if unscored else "")
+                                note=f"{unscored} unscored judge score(s) dropped" if unscored else "")
     return ProbeResult("positive_bias", table, summary_frame(out), details={"pairs": merged},
                        meta={"n_items": int(merged["item_id"].nunique()),
                              "criteria": sorted(merged["criterion"].unique())})

@@ -17,6 +17,7 @@ challenged and are excluded (counted in ``note``).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,7 @@ from judgelab.probes.experiment import (
     run_conditions,
     shift_row,
 )
-from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame
+from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame, summary_row
 from judgelab.probes.wrappers import ChallengeRubric, OpinionRubric
 from judgelab.rubrics.base import Rubric
 from judgelab.stats import flip_rate, mcnemar_test
@@ -97,10 +98,15 @@ def sycophancy(
         conditions["challenged"] = (judged, ChallengeRubric(rubric, followups))
     if "user_opinion" in variants and len(judged):
         conditions["user_opinion"] = (judged, OpinionRubric(rubric, {i: opinion.format(x=t) for i, t in texts.items()}))
-    parts = [first]
-    if conditions:
-        parts.append(run_conditions(judged, rubric, model, conditions, seed=seed, **run_kw))
-    table = judgelab.make_table(pd.concat(parts, ignore_index=True))
+    if not conditions:  # every first verdict unscored: nothing to challenge, say so instead of failing
+        note = f"no item has a scored first verdict to challenge ({len(item_df)} unscored)"
+        rows = [summary_row(stat, math.nan, n=0, method="not run", condition=v, note=note)
+                for v in variants for stat in ("flip_rate", "cave_rate")]
+        return ProbeResult("sycophancy", first, summary_frame(rows),
+                           meta={"model": model, "rubric": rubric.name, "criterion": criterion, "mode": mode,
+                                 "n_items": len(item_df)})
+    table = judgelab.make_table(pd.concat([first, run_conditions(judged, rubric, model, conditions, seed=seed,
+                                                                 **run_kw)], ignore_index=True))
     result = analyze(table, criterion=criterion, scale=rubric.scale, mode=mode)
     result.meta.update(model=model, rubric=rubric.name)
     return result
