@@ -33,7 +33,7 @@ from tests.support.fault_server import (
 # client timeout; the server's "timeout" fault answers after SLOW_S. Generous, so that a busy machine
 # never turns a normal answer into a timeout (which would break the exact counts).
 TIMEOUT_S = 4.0
-SLOW_S = 4.5
+SLOW_S = 8.0  # far past the timeout: a busy event loop notices its timeout late
 USAGE = (50, 10)  # tokens the server bills per answered request
 BILLED_KINDS = set(CONTENT_KINDS) | {"ok"}  # requests that got an HTTP 200 with a usage block
 

@@ -166,6 +166,9 @@ class _QuietHTTPServer(ThreadingHTTPServer):
     """Keeps socket errors of abandoned requests (the client timed out and left) off the test output."""
 
     daemon_threads = True
+    # socketserver's default listen backlog (5) refuses part of a burst of concurrent connections: that
+    # would be a fault nobody injected and the ground truth would not count
+    request_queue_size = 256
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
