@@ -16,6 +16,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from judgelab.style import CI_COLOR, DIVERGING_CMAP, FIG_WIDTH, ROLE_COLORS, caption, family_colors, use_style
 
@@ -157,6 +158,12 @@ def metric_vs_size(wide: pd.DataFrame, *, label: str = "judge", title: str = "MA
                 ax.errorbar(part["size_b"], part[col], yerr=err, marker="o", color=colors[fam], label=fam,
                             elinewidth=1)
             ax.set_xscale("log")
+            # ticks at the sizes present, as plain numbers (log-scale default labels collide)
+            ticks = sorted(set(known["size_b"].astype(float)))
+            ax.xaxis.set_major_locator(FixedLocator(ticks))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.tick_params(axis="x", labelsize=7)
             ax.set_xlabel("parameters (billions, log scale)")
             ax.set_ylabel(ylabel)
             if col == "rho":

@@ -28,6 +28,9 @@ PALETTE: tuple[str, ...] = (
 )
 # Fixed roles, so "human" is the same grey in every figure and "judge" the same blue.
 ROLE_COLORS: dict[str, str] = {"human": "#7F7F7F", "gold": "#7F7F7F", "judge": PALETTE[0], "paper": PALETTE[1]}
+# Model families keep one colour in every figure (the paper's families and the released SummEval judges).
+FAMILY_COLORS: dict[str, str] = {"GPT": "#0072B2", "deepseek": "#D55E00", "Gemma 3": "#009E73", "Llama 3": "#CC79A7",
+                                 "Phi 4": "#E69F00", "Qwen 3": "#56B4E9", "Llama 2": "#000000"}
 SEQUENTIAL_CMAP = "mako_r"  # heatmaps of agreement (0 .. 1)
 DIVERGING_CMAP = "vlag"  # signed quantities centred on 0
 
@@ -65,11 +68,19 @@ _RC: dict[str, Any] = {
 
 
 def family_colors(names: Sequence[str]) -> dict[str, str]:
-    """A stable colour per name (family, judge, strategy) in first-seen order; roles keep theirs."""
+    """A stable colour per name: roles and known model families keep theirs, others take free palette colours."""
     out: dict[str, str] = {}
-    free = iter(PALETTE * (len(names) // len(PALETTE) + 1))
-    for name in dict.fromkeys(names):
-        out[name] = ROLE_COLORS.get(name.lower()) if name.lower() in ROLE_COLORS else next(free)
+    unique = list(dict.fromkeys(names))
+    fixed = {n: ROLE_COLORS.get(n.lower()) or FAMILY_COLORS.get(n) for n in unique}
+    taken = {c for c in fixed.values() if c}
+    free = [c for c in PALETTE if c not in taken] or list(PALETTE)
+    k = 0
+    for name in unique:
+        if fixed[name]:
+            out[name] = fixed[name]  # type: ignore[assignment]
+        else:
+            out[name] = free[k % len(free)]
+            k += 1
     return out
 
 

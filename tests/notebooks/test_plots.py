@@ -12,7 +12,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from judgelab import plots  # noqa: E402
 from judgelab.reference import paper_table1  # noqa: E402
-from judgelab.style import PALETTE, ROLE_COLORS, family_colors, use_style  # noqa: E402
+from judgelab.style import FAMILY_COLORS, PALETTE, ROLE_COLORS, family_colors, use_style  # noqa: E402
 
 
 def _meta() -> pd.DataFrame:
@@ -76,5 +76,8 @@ def test_style_is_scoped_and_roles_keep_their_colours() -> None:
     with use_style():
         assert matplotlib.rcParams["axes.spines.top"] is False
     assert matplotlib.rcParams["axes.spines.top"] == before
-    colors = family_colors(["human", "GPT", "Llama 2"])
-    assert colors["human"] == ROLE_COLORS["human"] and colors["GPT"] == PALETTE[0] and colors["Llama 2"] == PALETTE[1]
+    colors = family_colors(["human", "GPT", "Llama 2", "Vanilla", "CoT"])
+    assert colors["human"] == ROLE_COLORS["human"]
+    assert colors["GPT"] == FAMILY_COLORS["GPT"] and colors["Llama 2"] == FAMILY_COLORS["Llama 2"]
+    assert colors["Vanilla"] != colors["CoT"] and colors["Vanilla"] in PALETTE
+    assert family_colors(["Llama 2"]) == {"Llama 2": FAMILY_COLORS["Llama 2"]}  # the same in every figure
