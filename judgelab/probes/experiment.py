@@ -78,8 +78,8 @@ def items_frame(items: Any) -> pd.DataFrame:
 
 
 def infer_mode(table: pd.DataFrame) -> str:
-    """"pairwise" when verdict rows carry winners, else "direct"."""
-    ok = table[table["status"] == "ok"]
+    """"pairwise" when whole-answer verdict rows (no side) carry winners and no scores, else "direct"."""
+    ok = table[(table["status"] == "ok") & table["side"].isna()]
     return "pairwise" if ok["winner"].notna().any() and ok["score"].isna().all() else "direct"
 
 
@@ -110,7 +110,8 @@ def item_values(
 
 
 def _select(table: pd.DataFrame, criterion: str, judge: str | None) -> pd.DataFrame:
-    rows = table[table["criterion"] == criterion]
+    # whole-answer rows only: per-candidate rows (side "A"/"B") of pairwise rubrics are not verdicts
+    rows = table[(table["criterion"] == criterion) & table["side"].isna()]
     if judge is not None:
         rows = rows[rows["judge"] == judge]
     if rows.empty:
