@@ -96,7 +96,7 @@ def analyze(
     rows += sensitivity
     summary = summary_frame(rows)
     return ProbeResult(
-        "position", table, summary,
+        "position", table, summary, plotter=plot_position,
         details={"pairs": pairs, "calibrated": calibrated,
                  "sensitivity": summary[summary["statistic"].isin(["win_rate_A", "accuracy"])].reset_index(drop=True)},
         meta={"policy": policy, "unscored": unscored, "criterion": criterion, "n_items": len(pairs)},
@@ -237,3 +237,21 @@ def sensitivity_rows(calibrated: pd.DataFrame, gold_labels: pd.Series | None, *,
 def consistent_share(pairs: pd.DataFrame) -> float:
     """Share of items with the same verdict in both orders (for quick checks in notebooks)."""
     return float(np.mean(pairs["winner_original"] == pairs["winner_swapped"]))
+
+
+def plot_position(result: ProbeResult, ax: Any = None) -> Any:
+    """Two panels: the position rates against the 50% line, and side A's win rate per inconsistency
+    policy (the sensitivity table). Returns the Figure (``ax`` is ignored: the figure owns two axes)."""
+    import matplotlib.pyplot as plt
+
+    from judgelab.probes.result import plot_estimates
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.2), constrained_layout=True)
+    plot_estimates(result, left, statistics=("consistency_rate", "flip_rate", "reversal_rate", "first_position_rate",
+                                             "first_position_among_flips"))
+    left.axvline(0.5, color="grey", linestyle="--", linewidth=1)
+    left.set_title("position: rates (bars: exact 95% CI)")
+    plot_estimates(result, right, statistics=("win_rate_A", "accuracy"))
+    right.set_title("calibrated verdicts by inconsistency policy")
+    return fig
+

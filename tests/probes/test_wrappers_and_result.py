@@ -98,3 +98,15 @@ def test_plot_returns_axes_with_one_point_per_finite_estimate():
     ax = _result().plot()
     assert ax.get_title() == "sycophancy probe"
     assert len(ax.collections[0].get_offsets()) == 1  # the NaN estimate is not drawn
+
+
+def test_position_plot_has_rates_and_policy_panels(data_dir):
+    from judgelab import probes
+    from judgelab.datasets import llmbar
+
+    res = probes.position.analyze(llmbar("Natural", "GPT-4", "Vanilla", data_dir=data_dir).table, n_resamples=100)
+    fig = res.plot()
+    left, right = fig.axes
+    assert len(left.collections[0].get_offsets()) == 5  # consistency, flip, reversal, first position x2
+    assert len(right.collections[0].get_offsets()) == 8  # win rate and accuracy for 4 policies
+
