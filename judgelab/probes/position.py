@@ -246,7 +246,7 @@ def plot_position(result: ProbeResult, ax: Any = None) -> Any:
 
     from judgelab.probes.result import plot_estimates
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.2), constrained_layout=True)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 3.4), constrained_layout=True)
     plot_estimates(result, left, statistics=("consistency_rate", "flip_rate", "reversal_rate", "first_position_rate",
                                              "first_position_among_flips"))
     left.axvline(0.5, color="grey", linestyle="--", linewidth=1)

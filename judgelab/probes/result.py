@@ -141,9 +141,10 @@ def plot_estimates(result: ProbeResult, ax: Any = None, statistics: Iterable[str
     if statistics is not None:
         s = s[s["statistic"].isin(list(statistics))]
     s = s[np.isfinite(s["estimate"].to_numpy(dtype=float))].copy()
-    labels = s["statistic"] + s["condition"].map(lambda c: f" [{c}]" if c else "") + s["policy"].map(
-        lambda p: f" ({p})" if p else "")
-    s["label"] = labels
+    labels = s["statistic"] + s["condition"].map(lambda c: f" [{c}]" if c else "")
+    # the policy only tells rows apart when one statistic is reported under several policies
+    repeated = labels.duplicated(keep=False)
+    s["label"] = labels + s["policy"].where(repeated, "").map(lambda p: f" ({p})" if p else "")
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 0.45 * max(len(s), 2) + 1.2))
     sns.scatterplot(data=s, x="estimate", y="label", ax=ax, color="black", zorder=3)
