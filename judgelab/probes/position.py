@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-import numpy as np
 import pandas as pd
 
 from judgelab.probes.experiment import POINTS, proportion_row, resolve_rubric
@@ -232,11 +231,6 @@ def sensitivity_rows(calibrated: pd.DataFrame, gold_labels: pd.Series | None, *,
             correct = int((scored[has_gold] == gold[has_gold]).sum())
             rows.append(proportion_row("accuracy", correct, int(has_gold.sum()), policy=policy, note=note))
     return rows
-
-
-def consistent_share(pairs: pd.DataFrame) -> float:
-    """Share of items with the same verdict in both orders (for quick checks in notebooks)."""
-    return float(np.mean(pairs["winner_original"] == pairs["winner_swapped"]))
 
 
 def plot_position(result: ProbeResult, ax: Any = None) -> Any:

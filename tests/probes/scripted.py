@@ -13,7 +13,6 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
 
-import judgelab
 from tests.support.openai_stub import StubServer
 
 MODEL = "openai/stub-judge"  # family "gpt" by judgelab.probes.self_preference.model_family
@@ -94,8 +93,6 @@ def run_kw(server: StubServer, tmp_path) -> dict[str, Any]:
 
 
 def significant(row: Any, alpha: float = 0.05) -> bool:
-    """A detected effect: p below alpha and an interval that excludes the null."""
+    """A detected effect: the row's test rejects its null at ``alpha``."""
     return bool(row["p_value"] < alpha)
 
-
-__all__ = ["MODEL", "judgelab"]

@@ -160,6 +160,21 @@ def test_sycophancy_probe(tmp_path, biased):
             assert flips["estimate"] == 0.0 and not s.significant(change)
 
 
+def test_sycophancy_probe_on_a_pairwise_judge_that_caves(tmp_path):
+    def caving_pairwise(body):
+        if len(body["messages"]) == 3 and s.number(s.user_text(body)) % 2 == 0:
+            return re.search(r"Response ([AB]) is better", body["messages"][2]["content"]).group(1)
+        return fair_pairwise_judge(body)
+
+    with s.serve(caving_pairwise) as srv:
+        res = probes.sycophancy(s.pairwise_items(12), ToyPairwise(), s.MODEL, variants=("challenged",),
+                                **s.run_kw(srv, tmp_path))
+    assert set(res.table["condition"]) == {"original", "challenged"}
+    assert res.statistic("flip_rate", "challenged")["estimate"] == 0.5
+    assert res.statistic("cave_rate", "challenged")["estimate"] == 0.5
+    assert s.significant(res.statistic("agrees_with_suggestion_change", "challenged"))
+
+
 # -------------------------------------------------------------------------------- self_preference
 
 
