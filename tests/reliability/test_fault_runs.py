@@ -12,21 +12,19 @@ from __future__ import annotations
 from collections import Counter
 
 import pandas as pd
-import pytest
 
 import judgelab
 from judgelab import judgments
 from judgelab.runner import RunResult
-from tests.reliability.helpers import CRITERIA, INPUT_PRICE, OUTPUT_PRICE, PRICED_MODEL, direct_items
-from tests.reliability.oracle import Expected, expected_outcome
+from tests.reliability.checks import assert_run_matches_plan
+from tests.reliability.helpers import INPUT_PRICE, OUTPUT_PRICE, PRICED_MODEL, direct_items
+from tests.reliability.oracle import Expected
 from tests.support.fault_server import (
-    CONTENT_KINDS,
     FAULT_KINDS,
     RETRYABLE_KINDS,
     FaultPlan,
     FaultServer,
     direct_score_answer,
-    stable_score,
     tag_key,
 )
 
@@ -35,7 +33,6 @@ from tests.support.fault_server import (
 TIMEOUT_S = 4.0
 SLOW_S = 8.0  # far past the timeout: a busy event loop notices its timeout late
 USAGE = (50, 10)  # tokens the server bills per answered request
-BILLED_KINDS = set(CONTENT_KINDS) | {"ok"}  # requests that got an HTTP 200 with a usage block
 
 
 def _server(plan: FaultPlan, **kw) -> FaultServer:
@@ -52,45 +49,12 @@ def _run(srv: FaultServer, items, *, max_retries: int, max_reasks: int = 1, **kw
 
 def _assert_matches_oracle(res: RunResult, srv: FaultServer, plan: FaultPlan, items, max_retries: int,
                            max_reasks: int = 1) -> dict[str, Expected]:
-    """Every item's rows, reasons, attempts and scores; the summary; the server's log: all exact."""
-    t = judgments.validate(res.table)  # schema, unscored rows unscored with a reason, no duplicate keys
     ids = [it["item_id"] for it in items]
-    expected = {i: expected_outcome(lambda n, i=i: plan.kind(i, n), max_retries, max_reasks) for i in ids}
-    assert len(t) == len(ids) * len(CRITERIA)
-    assert Counter(t["item_id"]) == {i: len(CRITERIA) for i in ids}  # no item lost, none duplicated
-    log = srv.by_key()
-    for item_id, rows in t.groupby("item_id"):
-        exp = expected[item_id]
-        assert sorted(rows["criterion"]) == sorted(CRITERIA)
-        assert set(rows["status"]) == {exp.status}, (item_id, exp, rows["unscored_reason"].tolist())
-        for reason in rows["unscored_reason"]:
-            assert exp.reason_ok(None if pd.isna(reason) else reason), (item_id, exp, reason)
-        assert set(rows["attempts"]) == {exp.calls}
-        assert [inj.kind for inj in log[item_id]] == [plan.kind(item_id, n) for n in range(exp.calls)]
-        if exp.status == "ok":
-            by_crit = dict(zip(rows["criterion"], rows["score"], strict=True))
-            assert by_crit["factual_accuracy"] == stable_score(f"{item_id}:factual_accuracy")
-            assert by_crit["instruction_following"] == stable_score(f"{item_id}:instruction_following")
-        else:
-            assert rows["score"].isna().all()
-    truth = srv.kind_counts()
-    s, summary = res.stats, res.stats.summary()
-    assert summary["items"] == len(ids) and summary["judgments"] == len(t)
-    assert summary["api_calls"] == srv.count == sum(e.calls for e in expected.values())
-    assert summary["retries"] == sum(e.retries for e in expected.values())
-    # every injected retryable fault was retried, except the last one of each exhausted request
-    exhausted = sum(e.status == "api_error" and e.final_kind in RETRYABLE_KINDS for e in expected.values())
-    assert summary["retries"] == sum(truth[k] for k in RETRYABLE_KINDS) - exhausted
-    assert s.reasks == sum(e.reasks for e in expected.values())
-    assert summary["ok"] == (t["status"] == "ok").sum() == len(CRITERIA) * sum(
-        e.status == "ok" for e in expected.values())
-    assert summary["unscored"] == len(t) - summary["ok"] and summary["cache_hits"] == 0
-    assert s.status_counts == judgments.status_counts(t)
-    # cost and tokens: every answered request billed once, failed ones never, none twice
-    billed = sum(truth[k] for k in BILLED_KINDS)
-    per_request = t.drop_duplicates("call_id")
-    assert per_request["input_tokens"].fillna(0).sum() == USAGE[0] * billed
-    assert summary["cost_usd"] == pytest.approx(billed * (USAGE[0] * INPUT_PRICE + USAGE[1] * OUTPUT_PRICE))
+    expected = assert_run_matches_plan(res.table, res.stats.summary(), srv, plan, ids, max_retries=max_retries,
+                                       max_reasks=max_reasks,
+                                       price_per_answer=USAGE[0] * INPUT_PRICE + USAGE[1] * OUTPUT_PRICE)
+    assert res.stats.reasks == sum(e.reasks for e in expected.values())
+    assert res.stats.status_counts == judgments.status_counts(res.table)
     return expected
 
 
