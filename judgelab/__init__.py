@@ -28,8 +28,13 @@ _LAZY = {
     "RunStats": "judgelab.runner",
     "reparse": "judgelab.reparse",
     "load_rubric": "judgelab.rubrics",
-    "panel": "judgelab.panel",
-    "cascade": "judgelab.cascade",
+    "panel": "judgelab.panels",
+    "Panel": "judgelab.panels",
+    "cascade": "judgelab.cascades",
+    "Cascade": "judgelab.cascades",
+    "router_judge": "judgelab.scaleout",
+    "RouterJudge": "judgelab.scaleout",
+    "batch_run": "judgelab.batch",
 }
 
 __all__ = ["COLUMNS", "STATUSES", "load", "make_table", "save", "validate", "__version__", *_LAZY]

@@ -5,7 +5,7 @@
   (:func:`judgelab.verdicts.combine_swapped_passes`). A pass whose judge states no confidence
   counts as ``stated_default`` (1.0), so a judge without stated confidences gets 1.0 when
   consistent and 0.5 when not;
-* member agreement: the panel aggregate's share of members voting for it (:mod:`judgelab.panel`);
+* member agreement: the panel aggregate's share of members voting for it (:mod:`judgelab.panels`);
 * repeat spread: the share of repeats that give the modal verdict (scores: within ``tolerance``
   of the median);
 * logprob mass: the probability of the chosen score value among the valid values at the score

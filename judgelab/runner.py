@@ -164,7 +164,9 @@ class _Engine:
                 return ModelReply.from_json(hit), True, 0, key, None, ""
         if self.abort_reason is not None:
             return None, False, 0, key, f"not attempted: run stopped ({self.abort_reason})", "api_error"
-        _, estimate = estimate_call_cost(self.model, messages, params.get("max_tokens"))
+        estimate = 0.0
+        if self.cfg["max_cost_usd"] is not None:  # token counting costs CPU: only when a budget needs it
+            _, estimate = estimate_call_cost(self.model, messages, params.get("max_tokens"))
         if not self.budget.try_reserve(estimate):
             return None, False, 0, key, f"budget of {self.cfg['max_cost_usd']} USD reached before this call", (
                 "skipped_budget"

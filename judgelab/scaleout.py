@@ -35,7 +35,11 @@ from typing import Any
 
 from litellm import Router
 
-from judgelab.backends.call import ModelReply, _cost, _logprobs, classify  # shared reply/cost/error handling
+from judgelab.backends.call import (  # shared reply/cost/error handling
+    ModelReply,
+    classify,
+    reply_from_response,
+)
 
 DEFAULT_STRATEGY = "least-busy"
 
@@ -133,22 +137,9 @@ class RouterJudge:
         if fell_back:
             self.fallbacks += 1
         await self._release(deployment, failed=fell_back)
-        latency = time.perf_counter() - start
         where = served or deployment.api_base
         self.calls_by_deployment[where] += 1
-        choice = response.choices[0]
-        usage = getattr(response, "usage", None)
-        return ModelReply(
-            text=(choice.message.content if choice.message is not None else None) or "",
-            finish_reason=getattr(choice, "finish_reason", None),
-            input_tokens=getattr(usage, "prompt_tokens", None) if usage else None,
-            output_tokens=getattr(usage, "completion_tokens", None) if usage else None,
-            cost_usd=_cost(response),
-            latency_s=latency,
-            system_fingerprint=getattr(response, "system_fingerprint", None),
-            logprobs=_logprobs(choice),
-            extra={"deployment": where},
-        )
+        return reply_from_response(response, time.perf_counter() - start, extra={"deployment": where})
 
     def _secrets(self) -> tuple[str, ...]:
         return tuple(str(d["litellm_params"].get("api_key") or "") for d in self.router.model_list)

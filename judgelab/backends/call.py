@@ -217,7 +217,11 @@ async def acall(
                                              **kwargs)
     except Exception as exc:  # noqa: BLE001 - classified below, nothing swallowed
         raise classify(exc, secrets=(api_key or "",)) from None
-    latency = time.perf_counter() - start
+    return reply_from_response(response, time.perf_counter() - start)
+
+
+def reply_from_response(response: Any, latency_s: float, extra: dict[str, Any] | None = None) -> ModelReply:
+    """What judgelab keeps of a litellm ModelResponse (shared by every call path: direct, Router, batch)."""
     choice = response.choices[0]
     text = choice.message.content if choice.message is not None else None
     usage = getattr(response, "usage", None)
@@ -227,7 +231,8 @@ async def acall(
         input_tokens=getattr(usage, "prompt_tokens", None) if usage else None,
         output_tokens=getattr(usage, "completion_tokens", None) if usage else None,
         cost_usd=_cost(response),
-        latency_s=latency,
+        latency_s=latency_s,
         system_fingerprint=getattr(response, "system_fingerprint", None),
         logprobs=_logprobs(choice),
+        extra=dict(extra or {}),
     )

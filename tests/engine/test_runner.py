@@ -147,10 +147,11 @@ def test_budget_guard_issues_no_call_past_the_budget(tmp_path):
 
 
 def test_budget_with_unknown_price_is_refused(tmp_path):
+    # a name no other test registers: litellm's price map is process-global (a Router registers its models)
     with StubServer(lambda b: '{"score": 1}') as srv:
         with pytest.raises(ValueError, match="no price"):
-            judgelab.run(ITEMS, ToyDirect(), MODEL, api_base=srv.base_url, progress=False, cache=False,
-                         max_cost_usd=1.0)
+            judgelab.run(ITEMS, ToyDirect(), "openai/never-priced-judge", api_base=srv.base_url, progress=False,
+                         cache=False, max_cost_usd=1.0)
         assert srv.count == 0
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from judgelab.cascade import cascade, cascade_from_tables, escalation_mask
+from judgelab.cascades import cascade, cascade_from_tables, escalation_mask
 from judgelab.datasets import llmbar
 from tests.panels.scripted import pair_items, server
 from tests.support.toy_rubrics import ToyPairwise
@@ -77,7 +77,7 @@ def test_llmbar_released_verdicts_as_two_tiers(data_dir):
 
 
 def test_a_panel_can_be_the_cheap_tier():
-    from judgelab.panel import panel
+    from judgelab.panels import panel
 
     gold = {it["item_id"]: it["gold"] for it in ITEMS}
     with server() as srv:

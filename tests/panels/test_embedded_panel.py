@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from judgelab import judgments
-from judgelab.cascade import cascade
-from judgelab.panel import panel
+from judgelab.cascades import cascade
+from judgelab.panels import panel
 from tests.panels.scripted import pair_items, server
 from tests.support.toy_rubrics import ToyPairwise
 

@@ -9,7 +9,7 @@ import pytest
 import judgelab
 from judgelab import judgments
 from judgelab.confidence import POSITION_CONDITION, position_consistency
-from judgelab.panel import aggregate_panel, panel
+from judgelab.panels import aggregate_panel, panel
 from judgelab.panel_agreement import member_agreement, panel_vs_best_member
 from tests.panels.scripted import pair_items, server
 from tests.support.toy_rubrics import ToyDirect, ToyPairwise

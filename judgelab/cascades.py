@@ -26,7 +26,7 @@ import pandas as pd
 from judgelab import judgments
 from judgelab.confidence import POSITION_CONDITION, position_consistency
 from judgelab.items import read_items
-from judgelab.panel import Panel
+from judgelab.panels import Panel
 from judgelab.runner import run
 from judgelab.stats._tidy import result_row, tidy_frame
 from judgelab.stats.bootstrap import bootstrap
