@@ -68,10 +68,15 @@ def analyze(
     human: str = "human",
     judge: str | None = None,
     condition: str = "original",
+    cluster: Mapping[str, Any] | pd.Series | None = None,
     seed: int = 0,
     n_resamples: int = 2000,
 ) -> ProbeResult:
-    """Positive-bias statistics: judge rows of ``table`` vs human scores from ``items`` or ``judge == human`` rows."""
+    """Positive-bias statistics: judge rows of ``table`` vs human scores from ``items`` or ``judge == human`` rows.
+
+    ``cluster``: item_id -> group (e.g. the source document when several summaries share one), so the
+    bootstrap intervals resample groups.
+    """
     rows = table[(table["condition"] == condition) & table["side"].isna()]
     if items is not None:
         humans = human_rows(items, human_fields)
@@ -81,7 +86,9 @@ def analyze(
             raise ValueError(f"no human scores: pass items with human_<criterion> columns or a table with judge {human!r}")
         humans = (hum.groupby(["item_id", "criterion"], as_index=False)["score"].mean()
                   .rename(columns={"score": "human"}))
-    judged = rows[rows["judge"] != human]
+    # reference raters ("human", "human:<annotator>", "gold") are not the judge under test
+    is_reference = (rows["judge"] == human) | rows["judge"].str.startswith("human:") | (rows["judge"] == "gold")
+    judged = rows[~is_reference.fillna(False)]
     if judge is not None:
         judged = judged[judged["judge"] == judge]
     if judged["judge"].nunique() > 1:
@@ -105,8 +112,14 @@ def analyze(
         return ProbeResult("positive_bias", table, summary_frame(out), details={"pairs": merged},
                            meta={"n_items": 0, "criteria": sorted(merged["criterion"].unique())})
     merged = scored
+    groups = None
+    if cluster is not None:
+        groups = merged["item_id"].map(pd.Series(cluster).rename(index=str)).to_numpy(object)
+        if pd.isna(groups).any():
+            raise ValueError("cluster has no group for some judged items; give every item_id a group")
     frame = positive_bias_stat(merged["judge_score"].to_numpy(float), merged["human"].to_numpy(float),
-                               criterion=merged["criterion"].to_numpy(object), n_resamples=n_resamples, seed=seed)
+                               criterion=merged["criterion"].to_numpy(object), cluster=groups,
+                               n_resamples=n_resamples, seed=seed)
     for crit, part in frame.groupby("criterion", sort=False):
         out += from_stats_frame(part, condition=str(crit), policy="unscored judge rows or missing human scores dropped",
                                 note=f"{unscored} unscored judge score(s) dropped" if unscored else "")

@@ -1,4 +1,4 @@
-"""The analysis-only position probe on LLMBar's released GPT-4 / ChatGPT outputs must reproduce the
+"""Analysis-only probes on released judge data. The position probe on LLMBar's released GPT-4 / ChatGPT outputs must reproduce the
 published position consistency (statistics.json "equal": verdict identical in both orders, an
 unreadable verdict counting as its own value -- the probe's unscored="tie" policy)."""
 
@@ -46,3 +46,24 @@ def test_unscored_policy_changes_the_denominator(data_dir):
     as_tie = probes.position.analyze(data.table, unscored="tie", n_resamples=200).statistic("consistency_rate")
     excluded = probes.position.analyze(data.table, unscored="exclude", n_resamples=200).statistic("consistency_rate")
     assert excluded["n"] < as_tie["n"] and "excluded" in excluded["note"]
+
+
+def test_analysis_only_positive_bias_on_summeval_reads_the_right_rows(data_dir):
+    """Released judge outputs with human rows: the probe's mean difference is the plain mean of
+    judge - human per criterion, and clustering by source document widens its interval."""
+    from judgelab.datasets import summeval
+
+    data = summeval("gpt-3.5-turbo-0301", data_dir=data_dir)
+    t = data.table
+    ok = t[t["status"] == "ok"]
+    judge = ok[ok["judge"] == "gpt-3.5-turbo-0301"].set_index(["item_id", "criterion"])["score"]
+    human = ok[ok["judge"] == "human"].set_index(["item_id", "criterion"])["score"]
+    expected = (judge - human).dropna().astype(float).groupby(level="criterion").mean()
+    plain = probes.positive_bias.analyze(t, n_resamples=300)
+    documents = data.items.set_index("item_id")["document_id"]
+    clustered = probes.positive_bias.analyze(t, cluster=documents, n_resamples=300)
+    for criterion, value in expected.items():
+        row = plain.statistic("mean_difference", criterion)
+        assert row["estimate"] == pytest.approx(value)
+        wide = clustered.statistic("mean_difference", criterion)
+        assert wide["ci_high"] - wide["ci_low"] > row["ci_high"] - row["ci_low"]
