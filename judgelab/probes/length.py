@@ -84,28 +84,44 @@ def analyze(
     seed: int = 0,
     n_resamples: int = 2000,
 ) -> ProbeResult:
-    """Length statistics from a table with an "original" condition and padded ones (no calls)."""
-    mode = infer_mode(table[table["criterion"] == criterion])
-    wide = item_values(table, criterion=criterion, mode=mode, judge=judge)
+    """Length statistics from a table (no calls).
+
+    Padded conditions (``filler+50w`` ...) next to "original" give the paired changes and the trend.
+    On pairwise data with ``items`` (and ``fields``, the two candidate columns), the length-controlled
+    win rate of A is computed on the original condition -- that alone works on released judge outputs
+    (e.g. LLMBar: ``fields=("output_1", "output_2")``).
+    """
+    rows_for = table[(table["criterion"] == criterion) & (table["judge"] != "gold")]
+    mode = infer_mode(rows_for)
+    wide = item_values(rows_for, criterion=criterion, mode=mode, judge=judge)
     padded = sorted((c for c in wide.columns if words_added(c) is not None), key=lambda c: (words_added(c), c))
-    if not padded:
-        raise ValueError("the table has no padded conditions (names like 'filler+50w'); run judgelab.probes.length")
+    length_controlled = mode == "pairwise" and items is not None
+    if not padded and not length_controlled:
+        raise ValueError("the table has no padded conditions (names like 'filler+50w'; run judgelab.probes.length), "
+                         "and no pairwise items were given for the length-controlled win rate")
     statistic = "score_change" if mode == "direct" else "win_rate_A_change"
-    rows = paired_shift_rows(wide, "original", padded, statistic=statistic, seed=seed, n_resamples=n_resamples)
-    long = [(item, words_added(c), wide.at[item, c] - wide.at[item, "original"]) for c in padded for item in wide.index]
-    trend = pd.DataFrame(long, columns=["item_id", "words_added", "change"]).dropna()
-    if len(trend) >= 3 and trend["words_added"].nunique() > 1:
-        frame = spearman(trend["words_added"].to_numpy(float), trend["change"].to_numpy(float),
-                         cluster=trend["item_id"].to_numpy(), seed=seed, n_resamples=n_resamples)
-        rows += from_stats_frame(frame, statistic=f"{statistic}_vs_words_added",
-                                 policy="pairs with an unscored side dropped")
-    else:
-        rows.append(summary_row(f"{statistic}_vs_words_added", math.nan, n=len(trend), method="Spearman",
-                                note="needs >= 3 complete pairs over >= 2 padding lengths"))
-    if mode == "pairwise" and items is not None:
-        rows += length_controlled_rows(table, items, fields, criterion=criterion, judge=judge)
+    rows: list[dict[str, Any]] = []
+    trend = pd.DataFrame(columns=["item_id", "words_added", "change"])
+    if padded:
+        rows += paired_shift_rows(wide, "original", padded, statistic=statistic, seed=seed, n_resamples=n_resamples)
+        long = [(i, words_added(c), wide.at[i, c] - wide.at[i, "original"]) for c in padded for i in wide.index]
+        trend = pd.DataFrame(long, columns=["item_id", "words_added", "change"]).dropna()
+        rows.append(_trend_row(trend, statistic, seed, n_resamples))
+    if length_controlled:
+        rows += length_controlled_rows(rows_for, items, fields, criterion=criterion, judge=judge)
     return ProbeResult("length", table, summary_frame(rows), details={"changes": trend},
                        meta={"criterion": criterion, "mode": mode, "n_items": int(len(wide))})
+
+
+def _trend_row(trend: pd.DataFrame, statistic: str, seed: int, n_resamples: int) -> dict[str, Any]:
+    """Spearman correlation of words added with the change, resampling items (each has several lengths)."""
+    name = f"{statistic}_vs_words_added"
+    if len(trend) < 3 or trend["words_added"].nunique() < 2:
+        return summary_row(name, math.nan, n=len(trend), method="Spearman",
+                           note="needs >= 3 complete pairs over >= 2 padding lengths")
+    frame = spearman(trend["words_added"].to_numpy(float), trend["change"].to_numpy(float),
+                     cluster=trend["item_id"].to_numpy(), seed=seed, n_resamples=n_resamples)
+    return from_stats_frame(frame, statistic=name, policy="pairs with an unscored side dropped")[0]
 
 
 def length_controlled_rows(table: pd.DataFrame, items: pd.DataFrame, fields: tuple[str, ...] | None, *,

@@ -67,3 +67,16 @@ def test_analysis_only_positive_bias_on_summeval_reads_the_right_rows(data_dir):
         assert row["estimate"] == pytest.approx(value)
         wide = clustered.statistic("mean_difference", criterion)
         assert wide["ci_high"] - wide["ci_low"] > row["ci_high"] - row["ci_low"]
+
+
+def test_analysis_only_length_gives_the_length_controlled_win_rate_on_llmbar(data_dir):
+    data = llmbar("LLMBar/Natural", "GPT-4", "Vanilla", data_dir=data_dir)
+    res = probes.length.analyze(data.table, items=data.items, fields=("output_1", "output_2"))
+    t = data.table
+    verdicts = t[(t["judge"] == "GPT-4") & (t["condition"] == "original")]["winner"]
+    raw = res.statistic("raw_win_rate", "original")
+    assert raw["n"] == len(verdicts) == 100
+    assert raw["estimate"] == pytest.approx((verdicts == "A").mean())
+    assert 0 < res.statistic("length_controlled_win_rate", "original")["estimate"] < 1
+    with pytest.raises(ValueError, match="no padded conditions"):
+        probes.length.analyze(data.table)
