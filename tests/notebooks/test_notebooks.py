@@ -51,6 +51,7 @@ def test_notebook_executes(path: Path, data_dir: Path, tmp_path: Path, monkeypat
     monkeypatch.setenv("JUDGELAB_DATA_DIR", str(data_dir))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("JUDGELAB_CACHE", str(tmp_path / "requests.sqlite"))  # cold cache: CI-like timing
     book = nbformat.read(path, as_version=4)
     client = NotebookClient(book, timeout=PER_NOTEBOOK_TIMEOUT_S, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
