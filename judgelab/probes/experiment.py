@@ -68,6 +68,8 @@ def run_conditions(
     run_kw.pop("return_stats", None)
     run_kw.setdefault("progress", False)
     tables = []
+    # one run per condition, in turn: each run already uses ``concurrency`` parallel calls, and running
+    # conditions side by side would multiply the load a provider sees
     for name, (cond_items, cond_rubric) in conditions.items():
         tables.append(judgelab.run(cond_items, cond_rubric, model, condition=name, swap=swap, **run_kw))
     return judgments.make_table(pd.concat(tables, ignore_index=True))

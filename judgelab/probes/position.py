@@ -14,7 +14,8 @@ Reported (each with n, an interval and the method):
   at 0.5), ``drop`` (inconsistent items leave the denominator), ``first`` (the verdict of the order
   shown first, the seeded per-item order), and ``average`` (FairEval's balanced position
   calibration: side A's preference, confidence-weighted, averaged over both orders). For each:
-  side A's win rate (ties count half) and, when gold labels are present, accuracy.
+  side A's win rate (ties count half) and, when gold labels are present, accuracy; when the judge
+  states confidences, ``swap_rule_confidence`` is their mean after the seed's swap rule.
 
 Unscored verdicts: ``unscored="exclude"`` leaves an item with an unscored order out of the
 consistency and flip rates; ``"tie"`` counts an unscored verdict as a TIE (LLMBar's convention).
@@ -230,6 +231,12 @@ def sensitivity_rows(calibrated: pd.DataFrame, gold_labels: pd.Series | None, *,
             has_gold = gold.notna()
             correct = int((scored[has_gold] == gold[has_gold]).sum())
             rows.append(proportion_row("accuracy", correct, int(has_gold.sum()), policy=policy, note=note))
+    confidence = pd.to_numeric(calibrated["tie_confidence"], errors="coerce").dropna().to_numpy(float)
+    if len(confidence):  # the seed's rule: agreeing passes keep their mean confidence, disagreeing ones 0.5
+        ci = bootstrap_ci(confidence, statistic="mean", n_resamples=n_resamples, seed=seed).iloc[0]
+        rows.append(summary_row("swap_rule_confidence", float(confidence.mean()), n=len(confidence),
+                                ci_low=ci["ci_low"], ci_high=ci["ci_high"], policy="tie",
+                                method=f"mean confidence after seed 002's swap rule, {ci['method']}"))
     return rows
 
 

@@ -36,3 +36,6 @@ def test_cli_position_probe_prints_one_json_line(tmp_path, monkeypatch):
     assert first["estimate"] == 1.0 and first["n"] == 16 and first["p_value"] < 0.001
     # balanced position calibration: 0.95 for A in one order, 0.05 in the other -> every item a TIE
     assert stats[("win_rate_A", "average")]["estimate"] == 0.5
+    # seed 002's swap rule: every pair disagrees, so every item is a TIE at confidence 0.5
+    assert stats[("win_rate_A", "tie")]["estimate"] == 0.5
+    assert stats[("swap_rule_confidence", "tie")]["estimate"] == 0.5
