@@ -8,6 +8,7 @@ and never computes a statistic itself: what a figure shows is what the table say
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
@@ -158,8 +159,9 @@ def metric_vs_size(wide: pd.DataFrame, *, label: str = "judge", title: str = "MA
                 ax.errorbar(part["size_b"], part[col], yerr=err, marker="o", color=colors[fam], label=fam,
                             elinewidth=1)
             ax.set_xscale("log")
-            # ticks at the sizes present, as plain numbers (log-scale default labels collide)
-            ticks = sorted(set(known["size_b"].astype(float)))
+            # round-number ticks spanning the sizes, as plain numbers (log-scale default labels collide)
+            lo, hi = float(known["size_b"].min()), float(known["size_b"].max())
+            ticks = [t for t in (0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500) if lo / 1.5 <= t <= hi * 1.5] or [lo, hi]
             ax.xaxis.set_major_locator(FixedLocator(ticks))
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
             ax.xaxis.set_minor_locator(NullLocator())
@@ -169,10 +171,8 @@ def metric_vs_size(wide: pd.DataFrame, *, label: str = "judge", title: str = "MA
             if col == "rho":
                 ax.axhline(0, color="black", linewidth=0.8)
         axes[1].legend(title="family", loc="center left", bbox_to_anchor=(1.0, 0.5))
-        if unknown:
-            axes[0].text(0.01, 0.99, "not shown (size unpublished): " + ", ".join(unknown), transform=axes[0].transAxes,
-                         va="top", fontsize=7, color="#555555")
-        fig.suptitle(title)
+        note = "\n".join(textwrap.wrap("not shown (size unpublished): " + ", ".join(unknown), 110)) if unknown else ""
+        fig.suptitle(f"{title}\n{note}" if note else title, fontsize=10 if note else None)
         return _finish(fig, caption_text)
 
 

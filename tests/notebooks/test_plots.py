@@ -41,8 +41,7 @@ def test_mae_vs_rho_and_size_plot_the_paper_table() -> None:
     labels = {t.get_text() for t in fig.axes[0].texts}
     assert "GPT o4 mini" in labels and len(labels) == 24
     size = plots.metric_vs_size(paper)
-    note = [t.get_text() for t in size.axes[0].texts]
-    assert note and "GPT 4o" in note[0]  # sizes never published: named, not placed
+    assert "not shown (size unpublished): GPT 4o" in size.get_suptitle()  # sizes never published: named, not placed
 
 
 def test_side_by_side_uses_one_colour_per_family_across_panels() -> None:
