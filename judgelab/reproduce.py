@@ -220,15 +220,34 @@ def reproduce(out: str | os.PathLike[str] = "figures", data_dir: str | os.PathLi
     out_dir.mkdir(parents=True, exist_ok=True)
     settings = Settings(None if data_dir is None else str(data_dir), n_resamples, seed)
     written: list[Path] = []
+    index: list[Artifact] = []
     for name in groups or tuple(GROUPS):
         params = {"command": f"{COMMAND} --out {out_dir} --n-resamples {n_resamples} --seed {seed}",
                   "group": name, "n_resamples": n_resamples, "seed": seed, "ci_level": 0.95,
                   "judgelab_version": __version__}
         for artifact in GROUPS[name](settings):
+            index.append(artifact)
             if artifact.figure is not None:
                 written += _write_figure(artifact, out_dir, params)
             if artifact.table is not None:
                 path = out_dir / f"{artifact.name}.csv"
                 artifact.table.to_csv(path, index=False, float_format="%.6g")
                 written.append(path)
+    written.append(_write_index(index, out_dir, n_resamples, seed))
     return written
+
+
+def _write_index(artifacts: list[Artifact], out: Path, n_resamples: int, seed: int) -> Path:
+    """README.md in the output folder: every file, the notebook that shows it, and its caption."""
+    lines = ["# Figures and tables", "",
+             f"Written by `{COMMAND} --out {out.name} --n-resamples {n_resamples} --seed {seed}` from the released data "
+             "(never by running notebooks). Each figure has a PNG, a PDF and a sidecar JSON naming the data's "
+             "repository and commit, the command and every parameter.", "",
+             "| file | shown in | what it is |", "|---|---|---|"]
+    for a in artifacts:
+        files = f"`{a.name}.png` / `.pdf`" if a.figure is not None else f"`{a.name}.csv`"
+        caption_text = a.caption.replace("|", "/").replace("\n", " ")
+        lines.append(f"| {files} | {a.notebook} | {caption_text} |")
+    path = out / "README.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

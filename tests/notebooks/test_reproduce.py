@@ -29,6 +29,8 @@ def test_every_output_exists_and_is_non_empty(outputs: tuple[Path, list[Path]]) 
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert png.with_suffix(".pdf").read_bytes()[:5] == b"%PDF-"
         assert png.with_suffix(".json").exists()
+    index = (out / "README.md").read_text()
+    assert all(f"`{png.stem}.png`" in index for png in pngs)
 
 
 @pytest.mark.slow
@@ -85,6 +87,6 @@ def test_cli_reproduce_prints_one_json_line(data_dir: Path, tmp_path: Path) -> N
                                       "--group", "openqa", "--n-resamples", "100"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
-    assert summary == {"out": str(tmp_path), "figures": 2, "tables": 2, "files": 8}
+    assert summary == {"out": str(tmp_path), "figures": 2, "tables": 2, "files": 9}
     bad = CliRunner().invoke(app, ["reproduce", "--out", str(tmp_path), "--group", "nope"])
     assert bad.exit_code == 2 and "unknown reproduce group" in bad.stderr
