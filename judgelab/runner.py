@@ -512,16 +512,30 @@ def run(*args: Any, **kwargs: Any) -> pd.DataFrame | RunResult:
     except RuntimeError:
         return asyncio.run(arun(*args, **kwargs))
     box: dict[str, Any] = {}
+    started = threading.Event()
+
+    async def main() -> Any:
+        box["loop"], box["task"] = asyncio.get_running_loop(), asyncio.current_task()
+        started.set()
+        return await arun(*args, **kwargs)
 
     def target() -> None:
         try:
-            box["value"] = asyncio.run(arun(*args, **kwargs))
+            box["value"] = asyncio.run(main())
         except BaseException as exc:  # re-raised in the caller's thread
             box["error"] = exc
 
     thread = threading.Thread(target=target, name="judgelab-run")
     thread.start()
-    thread.join()
+    try:
+        thread.join()
+    except BaseException:
+        # Ctrl-C (a notebook interrupt) lands here, in the caller's thread: cancel the run in its own
+        # thread too, or it would go on issuing (paid) calls in the background; finished calls are cached.
+        if started.wait(timeout=10):
+            box["loop"].call_soon_threadsafe(box["task"].cancel)
+        thread.join()
+        raise
     if "error" in box:
         raise box["error"]
     return box["value"]
