@@ -14,6 +14,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import judgelab.cache
@@ -161,3 +162,30 @@ def test_concurrent_writers_lose_no_cache_entries(tmp_path):
         assert cache.get("a-7") == {"text": "a answer 7", "i": 7} and cache.get("b-399")["i"] == 399
         assert cache.get("shared-5") == {"text": "shared answer 5", "i": 5}
     assert _cache_state(path)[:2] == ("ok", "wal")
+
+
+def _table(score: float) -> pd.DataFrame:
+    rows = [{"run_id": "r", "item_id": f"i{i}", "rubric": "toy", "criterion": "overall", "judge": "j",
+             "condition": "original", "repeat": 0, "status": "ok", "score": score} for i in range(3)]
+    return judgments.make_table(rows)
+
+
+@pytest.mark.parametrize("name", ["judgments.parquet", "judgments.jsonl"])
+def test_a_write_dying_half_way_leaves_the_previous_table_whole(tmp_path, monkeypatch, name):
+    """A crash in the middle of writing the table (simulated: the writer dies after writing part of
+    its file; a real kill cannot be timed that precisely) leaves the previous file intact and no
+    temporary file behind, because the table is written to a temporary file and renamed."""
+    path = tmp_path / name
+    judgments.save(_table(1.0), path)
+
+    def dying_writer(self, target, *args, **kwargs):
+        Path(target).write_bytes(b"PAR1 half a file")
+        raise OSError("disk full (simulated)")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", dying_writer)
+    monkeypatch.setattr(pd.DataFrame, "to_json", dying_writer)
+    with pytest.raises(OSError, match="simulated"):
+        judgments.save(_table(2.0), path)
+    monkeypatch.undo()
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+    assert (judgments.load(path)["score"] == 1.0).all()
