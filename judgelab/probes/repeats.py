@@ -54,13 +54,13 @@ def repeats(
     return result
 
 
-def repeat_values(table: pd.DataFrame, criterion: str, judge: str | None) -> pd.DataFrame:
+def repeat_values(table: pd.DataFrame, criterion: str, judge: str | None, condition: str = "original") -> pd.DataFrame:
     """Long frame: item_id, repeat, value (score, or A's points for pairwise), system_fingerprint."""
-    rows = table[(table["criterion"] == criterion) & table["side"].isna()]
+    rows = table[(table["criterion"] == criterion) & table["side"].isna() & (table["condition"] == condition)]
     if judge is not None:
         rows = rows[rows["judge"] == judge]
     if rows.empty:
-        raise ValueError(f"the judgments table has no rows for criterion {criterion!r}")
+        raise ValueError(f"the judgments table has no rows for criterion {criterion!r} in condition {condition!r}")
     if rows["judge"].nunique() > 1:
         raise ValueError(f"the table holds several judges {sorted(rows['judge'].unique())}; pass judge=<one>")
     if infer_mode(rows) == "pairwise":
@@ -73,10 +73,10 @@ def repeat_values(table: pd.DataFrame, criterion: str, judge: str | None) -> pd.
                          "system_fingerprint": rows["system_fingerprint"].astype(object)})
 
 
-def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | None = None, seed: int = 0,
-            n_resamples: int = 2000) -> ProbeResult:
-    """Reliability, spread and drift from a table with several repeats per item (no calls)."""
-    long = repeat_values(table, criterion, judge)
+def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | None = None,
+            condition: str = "original", seed: int = 0, n_resamples: int = 2000) -> ProbeResult:
+    """Reliability, spread and drift from a table with several repeats per item of one condition (no calls)."""
+    long = repeat_values(table, criterion, judge, condition)
     if long["repeat"].nunique() < 2:
         raise ValueError("the table has one repeat per item; run the judge with repeats >= 2")
     unscored = int(long["value"].isna().sum())
