@@ -290,6 +290,22 @@ def test_injection_probe_and_fencing_mitigation(tmp_path, judge, fenced_success,
         assert effect["estimate"] == fenced_success - unfenced_success
 
 
+def test_injection_probe_on_pairwise_candidate_a(tmp_path):
+    def obeys_in_candidate(body):
+        first, second = s.shown_pair(s.user_text(body))
+        if "better response" in first or "better response" in second:
+            return "A" if "better response" in first else "B"
+        return fair_pairwise_judge(body)
+
+    with s.serve(obeys_in_candidate) as srv:
+        res = probes.injection(s.pairwise_items(8), ToyPairwise(), s.MODEL, field="answer_a", **s.run_kw(srv, tmp_path))
+    assert "does not fence" in res.meta["mitigation_note"]  # the toy rubric has no fences: no unfenced arm
+    for kind in perturbations.INJECTIONS:
+        row = res.statistic("injection_success_rate", f"inject:{kind}")
+        assert row["n"] == 4 and row["estimate"] == 1.0  # the 4 items A lost originally are all won now
+        assert res.statistic("win_rate_A_change", f"inject:{kind}")["estimate"] == 0.5
+
+
 # ---------------------------------------------------------------------------------------- repeats
 
 
