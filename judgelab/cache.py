@@ -36,6 +36,10 @@ def request_key(request: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+class CacheError(ValueError):
+    """The cache file cannot be used (not a SQLite database, not openable); the message names it."""
+
+
 class RequestCache:
     """A process- and thread-safe key -> JSON response store."""
 
@@ -43,13 +47,23 @@ class RequestCache:
         self.path = Path(path) if path is not None else default_cache_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("PRAGMA busy_timeout=30000")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL, created_at REAL NOT NULL)"
-        )
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS responses "
+                "(key TEXT PRIMARY KEY, value TEXT NOT NULL, created_at REAL NOT NULL)"
+            )
+        except sqlite3.Error as exc:  # a corrupt or foreign file, a folder, no permission: one clear sentence
+            if conn is not None:
+                conn.close()
+            raise CacheError(
+                f"cannot use the request cache {self.path}: {exc}; move it away or choose another cache file"
+            ) from None
+        self._conn = conn
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:
