@@ -37,10 +37,16 @@ _LAZY = {
     "batch_run": "judgelab.batch",
 }
 
-__all__ = ["COLUMNS", "STATUSES", "load", "make_table", "save", "validate", "__version__", *_LAZY]
+__all__ = ["COLUMNS", "STATUSES", "load", "make_table", "save", "validate", "__version__", *_LAZY,
+           "stats", "datasets", "probes", "rubrics"]
+
+
+_SUBPACKAGES = ("stats", "datasets", "probes", "rubrics")
 
 
 def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:  # `judgelab.stats.spearman(...)` after a bare `import judgelab`
+        return importlib.import_module(f"judgelab.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'judgelab' has no attribute {name!r}")

@@ -80,6 +80,20 @@ def _api_key(api_key_env: str | None) -> str | None:
     return value
 
 
+def _key_values(pairs: list[str], flag: str) -> dict[str, Any]:
+    """KEY=VALUE options; a VALUE that parses as JSON (numbers, lists, true) is taken as JSON."""
+    out: dict[str, Any] = {}
+    for p in pairs:
+        if "=" not in p:
+            raise UserError(f"{flag} {p!r} is not KEY=VALUE")
+        k, v = p.split("=", 1)
+        try:
+            out[k] = json.loads(v)
+        except json.JSONDecodeError:
+            out[k] = v
+    return out
+
+
 def _write_outputs(table: Any, out: Path, meta: dict[str, Any]) -> None:
     from judgelab import judgments
 
@@ -118,16 +132,7 @@ def run(
     from judgelab.rubrics import load_rubric
     from judgelab.runner import RunAborted
 
-    params = {}
-    for p in rubric_param:
-        if "=" not in p:
-            raise UserError(f"--param {p!r} is not KEY=VALUE")
-        k, v = p.split("=", 1)
-        try:
-            params[k] = json.loads(v)
-        except json.JSONDecodeError:
-            params[k] = v
-    rub = load_rubric(rubric, **params)
+    rub = load_rubric(rubric, **_key_values(rubric_param, "--param"))
     key = _api_key(api_key_env)
     if not dry_run:
         _check_out_dir(out)
@@ -199,6 +204,7 @@ def probe(
     api_key_env: str | None = typer.Option(None, help="Environment variable holding the API key."),
     concurrency: int = typer.Option(8, min=1),
     seed: int = typer.Option(0),
+    option: list[str] = typer.Option([], "--option", help="Probe option KEY=VALUE, e.g. --option k=5 (JSON values)."),
 ) -> None:
     """Run a bias probe and print its summary as ONE JSON line."""
     from judgelab.probes import PROBES, run_probe
@@ -209,7 +215,8 @@ def probe(
     if model.startswith("local/"):
         typer.echo(EMBEDDED_NOTE, err=True)
     result = run_probe(name, str(data), load_rubric(rubric), model, api_base=api_base,
-                       api_key=_api_key(api_key_env), concurrency=concurrency, seed=seed)
+                       api_key=_api_key(api_key_env), concurrency=concurrency, seed=seed,
+                       **_key_values(option, "--option"))
     print(result.summary_json(), flush=True)
 
 
