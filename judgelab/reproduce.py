@@ -16,18 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+# No matplotlib.use() here: importing this module in Jupyter must not switch the notebook's backend.
+# Every figure is closed by judgelab.plots and only ever saved, so no window opens on any backend.
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")  # reproduce renders to files; never needs (or opens) a display
-
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from judgelab import plots  # noqa: E402
-from judgelab.reference import llmbar_study, openqa_study, summeval_study  # noqa: E402
-from judgelab.reference.paper import PAPER_CITATION, paper_table1  # noqa: E402
-from judgelab.style import DPI  # noqa: E402
+from judgelab import plots
+from judgelab.reference import llmbar_study, openqa_study, summeval_study
+from judgelab.reference.paper import PAPER_CITATION, paper_table1
+from judgelab.style import DPI
 
 COMMAND = "judgelab reproduce"
 
