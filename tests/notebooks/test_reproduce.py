@@ -11,6 +11,10 @@ import pytest
 from judgelab.reproduce import GROUPS, reproduce
 
 REPO = Path(__file__).resolve().parents[2]
+FIGURES = ("summeval_meta_forest", "summeval_meta_by_criterion", "summeval_mae_vs_rho", "summeval_metric_vs_size",
+           "paper_vs_summeval", "paper_metric_vs_size", "summeval_score_distributions_fig", "summeval_positive_bias_fig",
+           "summeval_model_agreement_fig", "quickstart_coherence", "llmbar_accuracy_fig", "llmbar_length_fig",
+           "openqa_agreement_fig", "openqa_errors_fig")
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +28,7 @@ def test_every_output_exists_and_is_non_empty(outputs: tuple[Path, list[Path]]) 
     out, paths = outputs
     assert paths and all(p.exists() and p.stat().st_size > 0 for p in paths)
     pngs = sorted(out.glob("*.png"))
-    assert len(pngs) >= 15
+    assert {p.stem for p in pngs} == set(FIGURES)
     for png in pngs:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert png.with_suffix(".pdf").read_bytes()[:5] == b"%PDF-"
@@ -66,8 +70,12 @@ def test_rerun_is_identical(outputs: tuple[Path, list[Path]], data_dir: Path, tm
     out, _ = outputs
     again = reproduce(tmp_path, data_dir, n_resamples=200, seed=0, groups=("openqa",))
     for path in again:
-        if path.suffix in (".csv", ".json"):
+        if path.suffix == ".csv":
             assert path.read_bytes() == (out / path.name).read_bytes(), f"{path.name} differs between runs"
+        elif path.suffix == ".json":  # identical except the --out folder named in the command
+            first, second = json.loads((out / path.name).read_text()), json.loads(path.read_text())
+            assert first.pop("command").replace(str(out), "X") == second.pop("command").replace(str(tmp_path), "X")
+            assert first == second
 
 
 def test_unknown_group_and_too_few_resamples_fail_clearly(tmp_path: Path) -> None:
