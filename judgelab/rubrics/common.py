@@ -153,7 +153,7 @@ class SpecRubric:
         logprob_criterion: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> JudgeRequest:
-        schema = self.spec.output.json_schema
+        schema = self.response_schema()
         response_format = None
         if schema is not None:
             response_format = {
@@ -169,6 +169,10 @@ class SpecRubric:
             max_tokens=self.spec.max_tokens,
             meta=dict(meta or {}),
         )
+
+    def response_schema(self) -> dict[str, Any] | None:
+        """The JSON schema sent as response_format (the spec's; subclasses may tighten it per parameters)."""
+        return self.spec.output.json_schema
 
     def fingerprint(self) -> str:
         """Hash of the spec (params applied), template texts and every code version involved."""

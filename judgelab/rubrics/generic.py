@@ -13,6 +13,7 @@ Two passes (original + swapped) are consolidated by :func:`judgelab.verdicts.com
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -86,7 +87,7 @@ def _apply_criteria_params(spec: RubricSpec, params: Mapping[str, Any]) -> Rubri
 
 class DirectScoreRubric(SpecRubric):
     kind = "direct_score"
-    code_version = "1"
+    code_version = "2"  # 2: response schema tightened to the criteria and scale
     extra_params = frozenset({"criteria", "weights", "scale"})
     # "pattern": free text ending in "<label>: N" per criterion (label = the criterion name, or
     # options.score_label for a one-criterion rubric); the LAST such token counts, since the
@@ -103,6 +104,33 @@ class DirectScoreRubric(SpecRubric):
         keys = tuple(RowKey(c.name) for c in self.spec.criteria) + (RowKey("overall"),)
         single = self.spec.criteria[0].name if len(self.spec.criteria) == 1 else None
         return [self.make_request({"item": context}, keys, logprob_criterion=single)]
+
+    def response_schema(self) -> dict[str, Any] | None:
+        """The spec's schema tightened to this rubric's criteria and scale.
+
+        Constrained decoders (llama.cpp grammars, structured outputs) then cannot emit placeholder
+        criterion names, out-of-range scores or endless evidence lists; the parser still checks all of it.
+        """
+        schema = self.spec.output.json_schema
+        if schema is None or self.spec.output.format != "json" or self.spec.scale is None:
+            return schema
+        schema = copy.deepcopy(schema)
+        entry = schema.get("properties", {}).get("scores", {})
+        fields = entry.get("items", {}).get("properties", {})
+        if not fields:
+            return schema
+        n = len(self.spec.criteria)
+        entry.update(minItems=n, maxItems=n)
+        fields["criterion"] = {"type": "string", "enum": [c.name for c in self.spec.criteria]}
+        fields["score"] = {"type": "integer", "minimum": self.spec.scale.min, "maximum": self.spec.scale.max}
+        for name in ("justification", "improvement"):
+            if name in fields:
+                fields[name] = {"type": "string", "maxLength": 400}
+        if "evidence" in fields:
+            fields["evidence"] = {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": 3}
+        if "summary" in schema.get("properties", {}):
+            schema["properties"]["summary"] = {"type": "string", "maxLength": 400}
+        return schema
 
     def _parse(self, raw: str, request: JudgeRequest) -> list[ParsedRow]:
         if self.spec.output.format == "pattern":
