@@ -125,6 +125,8 @@ def run(
     logprobs: bool = typer.Option(False, "--logprobs", help="Also compute logprob-weighted scores."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Estimate calls, tokens and cost; call nothing."),
     max_retries: int = typer.Option(5, min=0, help="Retries per call on rate limits, 5xx, timeouts, drops."),
+    retry_base: float = typer.Option(0.5, min=0.0, help="Backoff base in seconds (full jitter, doubling)."),
+    timeout: float = typer.Option(120.0, min=0.1, help="Seconds before a call counts as timed out."),
     rubric_param: list[str] = typer.Option([], "--param", help="Rubric parameter KEY=VALUE (JSON values allowed)."),
 ) -> None:
     """Judge every item of --data with --rubric on --model; print ONE JSON summary line on stdout."""
@@ -142,7 +144,7 @@ def run(
         api_base=api_base, api_key=key, concurrency=concurrency, repeats=repeats, temperature=temperature,
         swap=swap, max_cost_usd=max_cost, cache=False if no_cache else (cache or True), seed=seed,
         max_tokens=max_tokens, logprobs=logprobs, dry_run=dry_run, return_stats=True, progress=True,
-        max_retries=max_retries,
+        max_retries=max_retries, retry_base_s=retry_base, timeout=timeout,
     )
     try:
         result = judgelab.run(data, rub, model, **kwargs)

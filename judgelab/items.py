@@ -6,7 +6,7 @@ Handling of awkward input (documented, tested):
 - no ``item_id`` column -> ids are generated from each row's content (stable across reruns
   and row reordering; identical rows get a numbered suffix);
 - duplicate ``item_id`` values or empty ids -> ItemsError naming them;
-- NaN / empty values in a field the rubric requires -> the runner refuses before any call
+- NaN / None / blank text in a field the rubric requires -> the runner refuses before any call
   (MissingFieldError naming item and field); NaN elsewhere is kept as missing.
 """
 
@@ -48,7 +48,7 @@ def _read_file(path: Path) -> pd.DataFrame:
     try:
         if suffix in (".jsonl", ".ndjson"):
             rows = []
-            with path.open(encoding="utf-8") as fh:
+            with path.open(encoding="utf-8-sig") as fh:  # tolerate a byte-order mark
                 for lineno, line in enumerate(fh, 1):
                     if not line.strip():
                         continue

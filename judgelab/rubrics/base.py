@@ -96,11 +96,11 @@ class MissingFieldError(KeyError):
 
 
 def check_fields(item: Mapping[str, Any], rubric: Rubric) -> None:
-    """Raise MissingFieldError if the item lacks (or has empty) fields the rubric requires."""
+    """Raise MissingFieldError if the item lacks a required field, or it is NaN/None/blank text."""
     missing = []
     for f in rubric.required_fields:
         v = item.get(f)
-        if v is None or (isinstance(v, float) and v != v):
+        if v is None or (isinstance(v, float) and v != v) or (isinstance(v, str) and not v.strip()):
             missing.append(f)
     if missing:
         raise MissingFieldError(str(item.get("item_id", "?")), missing, rubric.name)
