@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -54,6 +56,25 @@ class ModelCallError(Exception):
         self.kind = kind
         self.retry_after = retry_after
         self.unreachable = unreachable  # no HTTP answer at all (refused, DNS, reset before a response)
+
+
+def register_free_models(names: Sequence[str], provider: str, **info: Any) -> None:
+    """Price local models at exactly 0 in litellm, so cost functions report 0.0 instead of an unknown price.
+
+    litellm warns on every registration that cache prices default to 0; for a free local model that is
+    the intent, so the warning is silenced for this call only.
+    """
+    todo = [n for n in names if n not in litellm.model_cost]
+    if not todo:
+        return
+    logger = logging.getLogger("LiteLLM")
+    previous = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        litellm.register_model({n: {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
+                                    "litellm_provider": provider, "mode": "chat", **info} for n in todo})
+    finally:
+        logger.setLevel(previous)
 
 
 def ensure_provider(model: str) -> None:

