@@ -108,3 +108,26 @@ class StubServer:
     def count(self) -> int:
         with self._lock:
             return len(self.requests)
+
+
+def main() -> None:
+    """Serve a fixed answer from a separate process: `python -m tests.support.openai_stub --delay 0.1 --reply TEXT`.
+
+    Prints the base URL on stdout, then serves until killed. Benchmarks use it so that the server's
+    CPU and GIL are not counted as the client's.
+    """
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--reply", default='{"score": 3}')
+    args = parser.parse_args()
+    server = StubServer(lambda body: args.reply, delay_s=args.delay)
+    print(server.base_url, flush=True)
+    sys.stdout.close()
+    server.httpd.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
