@@ -25,6 +25,7 @@ How it works:
 from __future__ import annotations
 
 import asyncio
+import atexit
 import functools
 import json
 import os
@@ -142,6 +143,8 @@ def _model() -> tuple[Any, Any]:
                 raise LocalModelUnavailable(f"llama-cpp-python is not installed; {INSTALL_HINT}") from exc
             llm = Llama(model_path=str(path), n_ctx=N_CTX, n_threads=N_THREADS, n_threads_batch=N_THREADS,
                         logits_all=False, verbose=False)
+            # free the model while the interpreter is intact: llama-cpp's __del__ at shutdown prints a TypeError
+            atexit.register(llm.close)
             template = llm.metadata.get("tokenizer.chat_template")
             if not template:
                 raise LocalModelUnavailable(f"{path} has no chat template in its metadata.")
