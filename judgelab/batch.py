@@ -21,7 +21,6 @@ import io
 import json
 import math
 import os
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ import pandas as pd
 from judgelab import judgments
 from judgelab.items import read_items
 from judgelab.rubrics.base import ParseFailure, Rubric, check_fields
+from judgelab.sync import run_sync
 
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 
@@ -225,21 +225,4 @@ def _collect(items: pd.DataFrame, rubric: Rubric, state: dict[str, Any], index: 
 
 def batch_run(*args: Any, **kwargs: Any) -> BatchResult:
     """Synchronous :func:`abatch_run`; safe inside a running event loop (Jupyter)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(abatch_run(*args, **kwargs))
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(abatch_run(*args, **kwargs))
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="judgelab-batch")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    return run_sync(lambda: abatch_run(*args, **kwargs), name="judgelab-batch")

@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
-import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ import pandas as pd
 
 from judgelab import judgments
 from judgelab.runner import RunAborted, RunStats, arun
+from judgelab.sync import run_sync
 
 Rule = Literal["majority", "weighted", "mean", "median"]
 TieRule = Literal["tie", "first_member"]
@@ -153,24 +153,7 @@ class Panel:
 
     def run(self, items: Any, rubric: Any, **kwargs: Any) -> pd.DataFrame | PanelResult:
         """Synchronous :meth:`arun`; safe inside a running event loop (Jupyter)."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.arun(items, rubric, **kwargs))
-        box: dict[str, Any] = {}
-
-        def target() -> None:
-            try:
-                box["value"] = asyncio.run(self.arun(items, rubric, **kwargs))
-            except BaseException as exc:  # re-raised in the caller's thread
-                box["error"] = exc
-
-        thread = threading.Thread(target=target, name="judgelab-panel")
-        thread.start()
-        thread.join()
-        if "error" in box:
-            raise box["error"]
-        return box["value"]
+        return run_sync(lambda: self.arun(items, rubric, **kwargs), name="judgelab-panel")
 
     def aggregate(self, table: pd.DataFrame) -> pd.DataFrame:
         """The aggregate rows for the members' rows in ``table`` (other judges' rows are ignored)."""

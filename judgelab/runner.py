@@ -31,6 +31,7 @@ from judgelab.cache import RequestCache, request_key
 from judgelab.items import read_items
 from judgelab.logprobs import expected_score
 from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey, Rubric, check_fields
+from judgelab.sync import run_sync
 
 REASK_TEMPLATE = (
     "Your previous reply could not be used: {reason}. Reply again with only the answer, "
@@ -506,36 +507,5 @@ def _estimate(engine: _Engine, jobs: Iterable[_Job]) -> None:
 
 
 def run(*args: Any, **kwargs: Any) -> pd.DataFrame | RunResult:
-    """Synchronous :func:`arun`; safe inside a running event loop (Jupyter)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(arun(*args, **kwargs))
-    box: dict[str, Any] = {}
-    started = threading.Event()
-
-    async def main() -> Any:
-        box["loop"], box["task"] = asyncio.get_running_loop(), asyncio.current_task()
-        started.set()
-        return await arun(*args, **kwargs)
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(main())
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="judgelab-run")
-    thread.start()
-    try:
-        thread.join()
-    except BaseException:
-        # Ctrl-C (a notebook interrupt) lands here, in the caller's thread: cancel the run in its own
-        # thread too, or it would go on issuing (paid) calls in the background; finished calls are cached.
-        if started.wait(timeout=10):
-            box["loop"].call_soon_threadsafe(box["task"].cancel)
-        thread.join()
-        raise
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    """Synchronous :func:`arun`; safe inside a running event loop (Jupyter), and Ctrl-C stops the run."""
+    return run_sync(lambda: arun(*args, **kwargs), name="judgelab-run")
