@@ -44,6 +44,23 @@ class Resolved:
         return ctx
 
 
+def scored_rows(data: pd.DataFrame) -> tuple[pd.DataFrame, int | None]:
+    """Only the rows with status "ok" and how many others were excluded (None: the frame has no status)."""
+    if "status" not in data.columns:
+        return data, None
+    ok = (data["status"] == "ok").fillna(False).to_numpy(dtype=bool)
+    return data[ok], int((~ok).sum())
+
+
+def long_ratings(data: pd.DataFrame, columns: tuple[str, ...]) -> tuple[pd.DataFrame, int | None]:
+    """A long ratings frame reduced to its scored rows, after checking it has the named columns."""
+    data, n_unscored = scored_rows(data)
+    for col in columns:
+        if col not in data.columns:
+            raise ValueError(f"column {col!r} is not in the data frame")
+    return data, n_unscored
+
+
 def resolve(
     data: pd.DataFrame | None,
     variables: Mapping[str, Any],
@@ -72,9 +89,7 @@ def resolve(
             data = pair_judges(data, names, keep=keep, value=table_value)
             n_unscored = data.attrs.get(UNSCORED_ATTR)
         elif "status" in data.columns:
-            ok = (data["status"] == "ok").fillna(False).to_numpy(dtype=bool)
-            n_unscored = int((~ok).sum())
-            data = data[ok]
+            data, n_unscored = scored_rows(data)
         elif UNSCORED_ATTR in data.attrs:
             n_unscored = int(data.attrs[UNSCORED_ATTR])
     arrays = {name: _column(value, data, name, numeric) for name, value in variables.items()}

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from judgelab.stats._inputs import resolve
+from judgelab.stats._inputs import long_ratings, resolve
 from judgelab.stats._tidy import join_notes, result_row, tidy_frame
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Interval, Seed, bootstrap
 
@@ -168,12 +168,7 @@ def rating_counts(
     if ratings is None:
         if data is None:
             raise ValueError("give ratings (items x raters) or data= with item/rater/value columns")
-        if "status" in data.columns:
-            ok = (data["status"] == "ok").fillna(False).to_numpy(dtype=bool)
-            n_unscored, data = int((~ok).sum()), data[ok]
-        for col in (item, rater, value):
-            if col not in data.columns:
-                raise ValueError(f"column {col!r} is not in the data frame")
+        data, n_unscored = long_ratings(data, (item, rater, value))
         wide = data.pivot_table(index=item, columns=rater, values=value, aggfunc="first", dropna=False)
         matrix, item_ids = wide.to_numpy(dtype=object), list(wide.index)
     else:

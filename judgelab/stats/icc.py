@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from judgelab.stats._inputs import long_ratings
 from judgelab.stats._tidy import result_row, tidy_frame
 
 _DESCRIPTIONS = {
@@ -38,12 +39,7 @@ def _score_matrix(
     else:
         if data is None:
             raise ValueError("give ratings (items x raters) or data= with item/rater/value columns")
-        if "status" in data.columns:
-            ok = (data["status"] == "ok").fillna(False).to_numpy(dtype=bool)
-            n_unscored, data = int((~ok).sum()), data[ok]
-        for col in (item, rater, value):
-            if col not in data.columns:
-                raise ValueError(f"column {col!r} is not in the data frame")
+        data, n_unscored = long_ratings(data, (item, rater, value))
         scores = pd.to_numeric(data[value], errors="coerce")
         matrix = data.assign(**{value: scores}).pivot_table(index=item, columns=rater, values=value,
                                                              aggfunc="first", dropna=False).to_numpy(dtype=float)

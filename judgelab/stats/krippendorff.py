@@ -17,6 +17,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from judgelab.stats._inputs import long_ratings
 from judgelab.stats._tidy import join_notes, result_row, tidy_frame
 from judgelab.stats.agreement import label_codes
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Interval, Seed, bootstrap
@@ -40,13 +41,7 @@ def reliability_matrix(
         return matrix, None
     if data is None:
         raise ValueError("give ratings (raters x units) or data= with item/rater/value columns")
-    n_unscored = None
-    if "status" in data.columns:
-        ok = (data["status"] == "ok").fillna(False).to_numpy(dtype=bool)
-        n_unscored, data = int((~ok).sum()), data[ok]
-    for col in (item, rater, value):
-        if col not in data.columns:
-            raise ValueError(f"column {col!r} is not in the data frame")
+    data, n_unscored = long_ratings(data, (item, rater, value))
     wide = data.pivot_table(index=rater, columns=item, values=value, aggfunc="first", dropna=False)
     return wide.to_numpy(dtype=object), n_unscored
 
