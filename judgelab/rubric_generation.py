@@ -191,15 +191,12 @@ def generate_rubric(
     temperature: float = 0.0,
     **completion_kwargs: Any,
 ) -> RubricSpec:
-    """Ask ``model`` (via litellm.completion) for a rubric and validate it into a RubricSpec."""
-    import litellm
+    """Ask ``model`` for a rubric and validate it into a RubricSpec (sync :func:`agenerate_rubric`, Jupyter-safe)."""
+    from judgelab.sync import run_sync
 
-    _check_inputs(criterion, description, scale, strictness)
-    messages = generation_messages(criterion, description, domain, scale, strictness)
-    response = litellm.completion(model=model, messages=messages, temperature=temperature, **completion_kwargs)
-    raw = response.choices[0].message.content or ""
-    return rubric_from_answer(raw, criterion=criterion, description=description, domain=domain, scale=scale,
-                              strictness=strictness, name=name)
+    return run_sync(lambda: agenerate_rubric(criterion, description, domain, scale, strictness, model, name=name,
+                                             temperature=temperature, **completion_kwargs),
+                    name="judgelab-rubric-generation")
 
 
 async def agenerate_rubric(
@@ -214,7 +211,7 @@ async def agenerate_rubric(
     temperature: float = 0.0,
     **completion_kwargs: Any,
 ) -> RubricSpec:
-    """Async :func:`generate_rubric` (litellm.acompletion), for use inside a running event loop."""
+    """Ask ``model`` (via litellm.acompletion) for a rubric and validate it into a RubricSpec."""
     import litellm
 
     _check_inputs(criterion, description, scale, strictness)
