@@ -31,7 +31,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import judgelab  # noqa: E402
 from judgelab import judgments  # noqa: E402
-from judgelab.cache import RequestCache  # noqa: E402
+from judgelab.engine.cache import RequestCache  # noqa: E402
 from tests.reliability.oracle import expected_outcome  # noqa: E402
 from tests.support.fault_server import (  # noqa: E402
     FAULT_KINDS,

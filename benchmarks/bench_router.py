@@ -1,4 +1,4 @@
-"""Throughput of one judge spread over 1, 2 and 4 local servers behind the Router (judgelab.scaleout).
+"""Throughput of one judge spread over 1, 2 and 4 local servers behind the Router (judgelab.backends.router).
 
 Each server is a local OpenAI-compatible stub (tests/support/openai_stub.py) in its OWN process (so
 its threads do not compete with the client for the GIL), answering after 100 ms with at most 8
@@ -47,7 +47,7 @@ def _serve(port_queue: mp.Queue, stop: mp.Event, delay_s: float) -> None:  # typ
 
 def _measure(urls: list[str], n_requests: int, tag: str) -> dict[str, float]:
     import judgelab
-    from judgelab.scaleout import router_judge
+    from judgelab.backends.router import router_judge
     from tests.support.toy_rubrics import ToyDirect
 
     judge = router_judge(urls, model="openai/bench-judge", max_parallel_requests=SLOTS)
@@ -117,7 +117,7 @@ def _measure_storage(n_rows: int = 100_000, n_cache: int = 20_000) -> None:
     import pandas as pd
 
     from judgelab import judgments
-    from judgelab.cache import RequestCache
+    from judgelab.engine.cache import RequestCache
 
     with tempfile.TemporaryDirectory() as tmp:
         reply = {"text": '{"score": 4}', "finish_reason": "stop", "input_tokens": 50, "output_tokens": 10,

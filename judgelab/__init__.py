@@ -10,7 +10,12 @@ The engine (and with it litellm, which takes seconds to import) is loaded on fir
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
 import os
+import sys
+import types
+import warnings
 from typing import Any
 
 # litellm must never reach for the network to fetch its price map at import time.
@@ -21,20 +26,20 @@ from judgelab.judgments import COLUMNS, STATUSES, load, make_table, save, valida
 __version__ = "0.1.0"
 
 _LAZY = {
-    "run": "judgelab.runner",
-    "arun": "judgelab.runner",
-    "RunAborted": "judgelab.runner",
-    "RunResult": "judgelab.runner",
-    "RunStats": "judgelab.runner",
-    "reparse": "judgelab.reparse",
+    "run": "judgelab.engine.runner",
+    "arun": "judgelab.engine.runner",
+    "RunAborted": "judgelab.engine.runner",
+    "RunResult": "judgelab.engine.runner",
+    "RunStats": "judgelab.engine.runner",
+    "reparse": "judgelab.engine.reparse",
     "load_rubric": "judgelab.rubrics",
-    "panel": "judgelab.panels",
-    "Panel": "judgelab.panels",
-    "cascade": "judgelab.cascades",
-    "Cascade": "judgelab.cascades",
-    "router_judge": "judgelab.scaleout",
-    "RouterJudge": "judgelab.scaleout",
-    "batch_run": "judgelab.batch",
+    "panel": "judgelab.ensembles.panels",
+    "Panel": "judgelab.ensembles.panels",
+    "cascade": "judgelab.ensembles.cascades",
+    "Cascade": "judgelab.ensembles.cascades",
+    "router_judge": "judgelab.backends.router",
+    "RouterJudge": "judgelab.backends.router",
+    "batch_run": "judgelab.engine.batch",
 }
 
 __all__ = ["COLUMNS", "STATUSES", "load", "make_table", "save", "validate", "__version__", *_LAZY,
@@ -57,3 +62,76 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+# ---------------------------------------------------------------- modules moved in 0.2
+# The old import paths keep working for one release, each with a FutureWarning naming the new home
+# (a shim module forwards attribute access; nothing is copied).
+_MOVED: dict[str, tuple[str, ...]] = {
+    "judgelab.runner": ("judgelab.engine.runner",),
+    "judgelab.batch": ("judgelab.engine.batch",),
+    "judgelab.reparse": ("judgelab.engine.reparse",),
+    "judgelab.cache": ("judgelab.engine.cache",),
+    "judgelab.budget": ("judgelab.engine.budget", "judgelab.backends.pricing"),
+    "judgelab.items": ("judgelab.engine.items",),
+    "judgelab.logprobs": ("judgelab.engine.logprobs",),
+    "judgelab.sync": ("judgelab.engine.sync",),
+    "judgelab.scaleout": ("judgelab.backends.router",),
+    "judgelab.prompting": ("judgelab.rubrics.prompting",),
+    "judgelab.parsing": ("judgelab.rubrics.parsing",),
+    "judgelab.verdicts": ("judgelab.rubrics.chess_commentary", "judgelab.rubrics.unified_judge",
+                          "judgelab.rubrics.reference_gold", "judgelab.rubrics.direct_score",
+                          "judgelab.rubrics.pairwise", "judgelab.rubrics.base"),
+    "judgelab.chess_features": ("judgelab.rubrics.chess_features",),
+    "judgelab.rubric_generation": ("judgelab.rubrics.generation",),
+    "judgelab.rubrics.common": ("judgelab.rubrics.spec_rubric",),
+    "judgelab.rubrics.generic": ("judgelab.rubrics.direct_score", "judgelab.rubrics.pairwise",
+                                 "judgelab.rubrics.spec"),
+    "judgelab.panels": ("judgelab.ensembles.panels",),
+    "judgelab.cascades": ("judgelab.ensembles.cascades",),
+    "judgelab.confidence": ("judgelab.ensembles.confidence",),
+    "judgelab.review": ("judgelab.ensembles.review",),
+    "judgelab.calibration": ("judgelab.stats.calibration",),
+    "judgelab.panel_agreement": ("judgelab.stats.panel_agreement",),
+    "judgelab.reproduce": ("judgelab.studies.reproduce",),
+    "judgelab.reference": ("judgelab.studies",),
+    "judgelab.reference.llmbar_study": ("judgelab.studies.llmbar_study",),
+    "judgelab.reference.openqa_study": ("judgelab.studies.openqa_study",),
+    "judgelab.reference.summeval_study": ("judgelab.studies.summeval_study",),
+    "judgelab.reference.paper": ("judgelab.studies.paper",),
+    "judgelab.plots": ("judgelab.viz.plots", "judgelab.studies.figures"),
+    "judgelab.style": ("judgelab.viz.style",),
+    "judgelab.widgets": ("judgelab.viz.widgets",),
+}
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves the old module paths of :data:`_MOVED` as thin forwarding modules that warn once."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in _MOVED:
+            return None
+        is_package = any(other.startswith(fullname + ".") for other in _MOVED)
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=is_package)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+        return None  # the default module object
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        homes = _MOVED[module.__name__]
+        warnings.warn(f"{module.__name__} has moved to {' / '.join(homes)}; the old path works until judgelab 0.3",
+                      FutureWarning, stacklevel=2)
+        targets = [importlib.import_module(home) for home in homes]
+
+        def forward(name: str) -> Any:
+            for target in targets:
+                if hasattr(target, name):
+                    return getattr(target, name)
+            raise AttributeError(f"module {module.__name__!r} (moved to {homes[0]}) has no attribute {name!r}")
+
+        module.__getattr__ = forward  # type: ignore[attr-defined]
+        module.__all__ = sorted({n for t in targets for n in getattr(t, "__all__", ())})  # type: ignore[attr-defined]
+
+
+if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
+    sys.meta_path.append(_MovedModules())

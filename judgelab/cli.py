@@ -33,8 +33,8 @@ class UserError(Exception):
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from judgelab.budget import UnknownPriceError
-    from judgelab.items import ItemsError
+    from judgelab.backends.pricing import UnknownPriceError
+    from judgelab.engine.items import ItemsError
     from judgelab.judgments import JudgmentsTableError
     from judgelab.rubrics.base import MissingFieldError
     from judgelab.rubrics.spec import RubricSpecError
@@ -131,8 +131,8 @@ def run(
 ) -> None:
     """Judge every item of --data with --rubric on --model; print ONE JSON summary line on stdout."""
     import judgelab
+    from judgelab.engine.runner import RunAborted
     from judgelab.rubrics import load_rubric
-    from judgelab.runner import RunAborted
 
     rub = load_rubric(rubric, **_key_values(rubric_param, "--param"))
     key = _api_key(api_key_env)
@@ -232,7 +232,7 @@ def reproduce(
     group: list[str] = typer.Option([], help="Only these groups (summeval, llmbar, openqa); default all."),
 ) -> None:
     """Regenerate every figure and table the notebooks show, from data; print ONE JSON summary line."""
-    from judgelab.reproduce import reproduce as run_reproduce
+    from judgelab.studies.reproduce import reproduce as run_reproduce
 
     _check_out_dir(out)
     paths = run_reproduce(out, data_dir, n_resamples=n_resamples, seed=seed, groups=tuple(group) or None)

@@ -6,8 +6,8 @@ The embedded judge (SmolLM2-135M) is real but tiny: the demo shows the plumbing 
 
 from __future__ import annotations
 
+from judgelab.engine.runner import RunResult, run
 from judgelab.rubrics import example_items, load_rubric
-from judgelab.runner import RunResult, run
 
 DEMO_RUBRIC = "direct_score"
 DEMO_MODEL = "local/smollm2"

@@ -17,8 +17,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-STATUSES: tuple[str, ...] = ("ok", "parse_error", "api_error", "refusal", "skipped_budget")
-UNSCORED_STATUSES: tuple[str, ...] = tuple(s for s in STATUSES if s != "ok")
+__all__ = [
+    "API_ERROR", "COLUMNS", "KEY_COLUMNS", "OK", "PARSE_ERROR", "REFUSAL", "REQUIRED_NON_NULL", "SCHEMA",
+    "SKIPPED_BUDGET", "STATUSES", "UNSCORED_STATUSES", "JudgmentsTableError", "detail", "empty_table", "is_scored",
+    "load", "make_table", "save", "scored", "status_counts", "validate",
+]
+
+# Row statuses: OK carries a score/winner/verdict; every other status is an unscored row with a reason.
+OK = "ok"
+PARSE_ERROR = "parse_error"  # the judge answered but the answer could not be read
+API_ERROR = "api_error"  # the call failed (after retries) or was never attempted because the run stopped
+REFUSAL = "refusal"  # the judge (or the provider's content filter) declined the task
+SKIPPED_BUDGET = "skipped_budget"  # not called: the cost budget would have been passed
+STATUSES: tuple[str, ...] = (OK, PARSE_ERROR, API_ERROR, REFUSAL, SKIPPED_BUDGET)
+UNSCORED_STATUSES: tuple[str, ...] = tuple(s for s in STATUSES if s != OK)
 
 # column -> pandas dtype. Nullable dtypes throughout so that "missing" stays missing.
 SCHEMA: dict[str, str] = {
@@ -126,7 +138,7 @@ def validate(df: pd.DataFrame) -> pd.DataFrame:
     if bad_status.any():
         vals = sorted(set(df.loc[bad_status, "status"].astype(str)))
         raise JudgmentsTableError(f"column 'status' has unknown values {vals}; allowed: {list(STATUSES)}")
-    unscored = df["status"] != "ok"
+    unscored = ~is_scored(df)
     scored_unscored = unscored & (df["score"].notna() | df["winner"].notna())
     if scored_unscored.any():
         raise JudgmentsTableError(
@@ -193,9 +205,14 @@ def detail(row: Mapping[str, Any]) -> dict[str, Any]:
     return json.loads(value)
 
 
+def is_scored(df: pd.DataFrame) -> pd.Series:
+    """Boolean mask of the rows with status "ok" (NA status counts as not scored)."""
+    return df["status"].eq(OK).fillna(False).astype(bool)
+
+
 def scored(df: pd.DataFrame) -> pd.DataFrame:
     """Only the rows with status "ok"."""
-    return df[df["status"] == "ok"]
+    return df[is_scored(df)]
 
 
 def status_counts(df: pd.DataFrame) -> dict[str, int]:

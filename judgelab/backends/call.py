@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import litellm  # noqa: E402  (the env var above must be set before import)
+
+from judgelab.backends.pricing import response_cost  # noqa: E402
 
 litellm.suppress_debug_info = True  # no "Give Feedback" banners in notebooks and logs
 
@@ -56,25 +56,6 @@ class ModelCallError(Exception):
         self.kind = kind
         self.retry_after = retry_after
         self.unreachable = unreachable  # no HTTP answer at all (refused, DNS, reset before a response)
-
-
-def register_free_models(names: Sequence[str], provider: str, **info: Any) -> None:
-    """Price local models at exactly 0 in litellm, so cost functions report 0.0 instead of an unknown price.
-
-    litellm warns on every registration that cache prices default to 0; for a free local model that is
-    the intent, so the warning is silenced for this call only.
-    """
-    todo = [n for n in names if n not in litellm.model_cost]
-    if not todo:
-        return
-    logger = logging.getLogger("LiteLLM")
-    previous = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        litellm.register_model({n: {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
-                                    "litellm_provider": provider, "mode": "chat", **info} for n in todo})
-    finally:
-        logger.setLevel(previous)
 
 
 def ensure_provider(model: str) -> None:
@@ -150,35 +131,6 @@ def classify(exc: BaseException, secrets: tuple[str, ...] = ()) -> ModelCallErro
     return ModelCallError(f"unexpected error ({msg})", "request")
 
 
-def _cost(response: Any) -> float:
-    # litellm already priced the response while logging it; computing it again costs ~2 ms CPU per call
-    hidden = getattr(response, "_hidden_params", None) or {}
-    value = hidden.get("response_cost")
-    if value is None:
-        try:
-            value = litellm.completion_cost(completion_response=response)
-        except Exception:  # litellm raises for models without a known price
-            return math.nan
-    if value is None:
-        return math.nan
-    value = float(value)
-    # litellm reports 0.0 for models it cannot price when called through custom api bases; only trust a
-    # zero when the model is registered with explicit zero prices (the embedded judge is).
-    if value == 0.0 and not _known_zero_price(response):
-        return math.nan
-    return value
-
-
-def _known_zero_price(response: Any) -> bool:
-    model = getattr(response, "model", None) or ""
-    candidates = [model, f"local/{model}"] if not model.startswith("local/") else [model]
-    for name in candidates:
-        info = litellm.model_cost.get(name)
-        if info is not None and info.get("input_cost_per_token") == 0 and info.get("output_cost_per_token") == 0:
-            return True
-    return False
-
-
 def _logprobs(choice: Any) -> list[dict[str, Any]] | None:
     lp = getattr(choice, "logprobs", None)
     if lp is None and isinstance(choice, dict):
@@ -251,7 +203,7 @@ def reply_from_response(response: Any, latency_s: float, extra: dict[str, Any] |
         finish_reason=getattr(choice, "finish_reason", None),
         input_tokens=getattr(usage, "prompt_tokens", None) if usage else None,
         output_tokens=getattr(usage, "completion_tokens", None) if usage else None,
-        cost_usd=_cost(response),
+        cost_usd=response_cost(response),
         latency_s=latency_s,
         system_fingerprint=getattr(response, "system_fingerprint", None),
         logprobs=_logprobs(choice),

@@ -43,7 +43,7 @@ import litellm
 import numpy as np
 from litellm import CustomLLM, ModelResponse
 
-from judgelab.backends.call import register_free_models
+from judgelab.backends.pricing import register_free_models
 
 PROVIDER = "local"
 LOCAL_MODELS: tuple[str, ...] = ("local/smollm2", "local/smollm2-135m")

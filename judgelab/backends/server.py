@@ -28,6 +28,7 @@ from pathlib import Path
 from types import TracebackType
 
 from judgelab.backends.local import INSTALL_HINT, OMP_WAIT_POLICY, LocalModelUnavailable, gguf_path
+from judgelab.backends.pricing import register_free_models
 
 DEFAULT_ALIAS = "smollm2"
 DEFAULT_N_CTX = 4096
@@ -121,8 +122,6 @@ def _answers(url: str) -> bool:
 
 def _register_zero_price(model_name: str) -> None:
     """Price this server's model at 0 in litellm, so cost functions report 0.0 rather than an unknown price."""
-    from judgelab.backends.call import register_free_models
-
     register_free_models([model_name], "openai")
 
 

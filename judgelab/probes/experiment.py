@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from judgelab import judgments
-from judgelab.items import read_items
+from judgelab.engine.items import read_items
 from judgelab.probes.perturbations import Perturbation
 from judgelab.probes.result import summary_row
 from judgelab.rubrics.base import Rubric

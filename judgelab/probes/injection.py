@@ -7,7 +7,7 @@ score, among items the judge did not already give the top score; pairwise rubric
 carries the injection and success = A wins, among items A did not already win. Each condition
 reports the success rate (exact CI) and the mean paired change (bootstrap CI, Wilcoxon test).
 
-Mitigation: the rubric's fencing of candidate text (judgelab.prompting.fence) is what should stop
+Mitigation: the rubric's fencing of candidate text (judgelab.rubrics.prompting.fence) is what should stop
 these. With ``mitigation=True`` the same conditions are also run through
 :class:`~judgelab.probes.wrappers.UnfencedRubric` (conditions prefixed ``unfenced:``), and the
 difference in success rate (fenced - unfenced) is reported per kind.

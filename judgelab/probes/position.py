@@ -28,12 +28,12 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from judgelab.engine.runner import item_order_seed
 from judgelab.probes.experiment import POINTS, proportion_row, resolve_rubric
 from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame, summary_row
+from judgelab.rubrics import combine_swapped_passes
 from judgelab.rubrics.base import Rubric
-from judgelab.runner import item_order_seed
 from judgelab.stats import bootstrap_ci, flip_rate
-from judgelab.verdicts import combine_swapped_passes
 
 Policy = Literal["tie", "drop", "first", "average"]
 POLICIES: tuple[Policy, ...] = ("tie", "drop", "first", "average")

@@ -162,12 +162,12 @@ class ScaleOrderRubric(WrappedRubric):
         return [self.order, self.style]
 
 
-_NEUTRALISED = "<\\/"  # how judgelab.prompting.neutralize writes "</"
+_NEUTRALISED = "<\\/"  # how judgelab.rubrics.prompting.neutralize writes "</"
 _FENCE = re.compile(r'<([A-Za-z_][A-Za-z0-9_\-]*) id="[0-9a-f]{12}">\n(.*?)\n</\1 id="[0-9a-f]{12}">', re.S)
 
 
 def unfence(text: str) -> str:
-    """Remove judgelab's fences (judgelab.prompting.fence) and restore neutralised closing tags."""
+    """Remove judgelab's fences (judgelab.rubrics.prompting.fence) and restore neutralised closing tags."""
 
     def plain(m: re.Match[str]) -> str:
         body = m.group(2).replace(_NEUTRALISED, "</")

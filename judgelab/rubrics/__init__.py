@@ -13,9 +13,9 @@ from judgelab.rubrics.base import (
     Rubric,
     check_fields,
 )
+from judgelab.rubrics.pairwise import combine_swapped_passes
 from judgelab.rubrics.registry import describe_rubric, example_items, list_rubrics, load_rubric
 from judgelab.rubrics.spec import RubricSpec, RubricSpecError, parse_spec_text
-from judgelab.verdicts import combine_swapped_passes
 
 __all__ = [
     "JudgeRequest",

@@ -55,6 +55,11 @@ class ParsedRow:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
+def swap_label(label: str | None) -> str | None:
+    """Map a label seen in a swapped prompt back to the original candidate."""
+    return {"A": "B", "B": "A"}.get(label, label) if label is not None else None
+
+
 class ParseFailure(Exception):
     """The raw output could not be turned into rows; ``reason`` says why, precisely."""
 

@@ -16,13 +16,38 @@ Forced tactics and specific threats are left to the judge: no keyword list captu
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from judgelab import verdicts
-from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey
-from judgelab.rubrics.common import SpecRubric, item_text
+from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey, swap_label
 from judgelab.rubrics.spec import RubricSpec
+from judgelab.rubrics.spec_rubric import SpecRubric, item_text
+
+
+# ---------------------------------------------------------------- the verdict rule
+@dataclass(frozen=True)
+class PairwiseTotals:
+    total_a: int
+    total_b: int
+    winner: str  # "A", "B" or "TIE"
+    decided_by: str  # "total", or the tie-break criterion, or "tie"
+
+
+def chess_winner(
+    scores_a: Mapping[str, int], scores_b: Mapping[str, int], tie_break: Sequence[str]
+) -> PairwiseTotals:
+    """Seed 000: total = sum of the six criteria; higher total wins; tie-break cascade, else TIE."""
+    if set(scores_a) != set(scores_b):
+        raise ValueError("both candidates must be scored on the same criteria")
+    total_a, total_b = sum(scores_a.values()), sum(scores_b.values())
+    if total_a != total_b:
+        return PairwiseTotals(total_a, total_b, "A" if total_a > total_b else "B", "total")
+    for criterion in tie_break:
+        if scores_a[criterion] != scores_b[criterion]:
+            return PairwiseTotals(total_a, total_b, "A" if scores_a[criterion] > scores_b[criterion] else "B", criterion)
+    return PairwiseTotals(total_a, total_b, "TIE", "tie")
+
 
 # claim -> (pattern, flags that must ALL be explicitly false for the claim to be unsupported)
 _PIECE = r"(?:pawn|knight|bishop|rook|queen|piece|exchange)s?"
@@ -156,7 +181,7 @@ class ChessCommentaryRubric(SpecRubric):
         shown = self.parse_line(raw)
 
         def original(slot: str) -> str:
-            return verdicts.swap_label(slot) if request.swapped else slot  # type: ignore[return-value]
+            return swap_label(slot) if request.swapped else slot  # type: ignore[return-value]
 
         judge_scores = {original(s): dict(shown[f"scores_{s}"]) for s in ("A", "B")}
         stated_totals = {original(s): shown[f"total_{s}"] for s in ("A", "B")}
@@ -167,7 +192,7 @@ class ChessCommentaryRubric(SpecRubric):
             own_sum = sum(judge_scores[side].values())
             if stated_totals[side] != own_sum:
                 disagreements.append(f"stated_total_{side}={stated_totals[side]} but its criteria sum to {own_sum}")
-        from_judge_scores = verdicts.chess_winner(judge_scores["A"], judge_scores["B"], tie_break)
+        from_judge_scores = chess_winner(judge_scores["A"], judge_scores["B"], tie_break)
 
         final = {side: dict(judge_scores[side]) for side in ("A", "B")}
         hard_rule: dict[str, list[dict[str, str]]] = {}
@@ -178,7 +203,7 @@ class ChessCommentaryRubric(SpecRubric):
                 if claims:
                     hard_rule[side] = claims
                     final[side]["faithfulness"] = 1
-        result = verdicts.chess_winner(final["A"], final["B"], tie_break)
+        result = chess_winner(final["A"], final["B"], tie_break)
         if stated_winner != result.winner:
             disagreements.append(f"stated_winner={stated_winner} but the library winner is {result.winner}")
 

@@ -20,10 +20,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from judgelab import parsing
+from judgelab.rubrics import parsing
 from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey
-from judgelab.rubrics.common import SpecRubric, is_missing, item_text
 from judgelab.rubrics.spec import FewShot, RubricSpec, RubricSpecError
+from judgelab.rubrics.spec_rubric import SpecRubric, is_missing, item_text
 
 
 def load_pool(pool: Any) -> list[dict[str, Any]]:

@@ -11,10 +11,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from judgelab import parsing, verdicts
+from judgelab.rubrics import parsing
 from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey
-from judgelab.rubrics.common import SpecRubric, item_text
 from judgelab.rubrics.spec import OutputSpec, RubricSpec, RubricSpecError, Templates, VerdictSpec
+from judgelab.rubrics.spec_rubric import SpecRubric, item_text
+
+
+# ---------------------------------------------------------------- the verdict rules
+def reference_verdict(correctness: int, completeness: int) -> str:
+    """Seed 003: match if correctness = 5 and completeness >= 4; partial_match if both >= 3; else mismatch."""
+    if correctness == 5 and completeness >= 4:
+        return "match"
+    if correctness >= 3 and completeness >= 3:
+        return "partial_match"
+    return "mismatch"
+
+
+def reference_verdict_degraded(correctness: int) -> str:
+    """Seed 003's degraded variant (one axis, two verdicts): match iff correctness = 5.
+
+    The seed names only the two labels; 5 is the correctness condition of its full "match" rule.
+    """
+    return "match" if correctness == 5 else "mismatch"
 
 
 class ReferenceGoldRubric(SpecRubric):
@@ -67,13 +85,13 @@ class ReferenceGoldRubric(SpecRubric):
                 flags.append(f"{name} has {n} words (limit {limit})")
         detail: dict[str, Any] = {"delta": delta, "decision_basis": basis, "stated_verdict": stated}
         if self.degraded:
-            verdict = verdicts.reference_verdict_degraded(scores["correctness"])
+            verdict = reference_verdict_degraded(scores["correctness"])
         else:
             style_relevant = parsing.as_bool(parsing.require(obj, "style_relevant"), "style_relevant")
             detail["style_relevant"] = style_relevant
             if not style_relevant and scores["style_fidelity"] != 5:
                 flags.append(f"style_relevant is false but style_fidelity={scores['style_fidelity']} (seed default 5)")
-            verdict = verdicts.reference_verdict(scores["correctness"], scores["completeness"])
+            verdict = reference_verdict(scores["correctness"], scores["completeness"])
         detail["disagreements"] = [] if stated == verdict else [f"stated verdict {stated} but the rule gives {verdict}"]
         detail["flags"] = flags
         rows = [ParsedRow(RowKey(name), score=float(s)) for name, s in scores.items()]

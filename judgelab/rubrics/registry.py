@@ -7,16 +7,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from judgelab.rubrics.common import BUILTIN_DIR, SpecRubric
 from judgelab.rubrics.spec import RubricSpecError, load_spec_file
+from judgelab.rubrics.spec_rubric import BUILTIN_DIR, SpecRubric
 
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "data" / "examples"
+# Example item files ship inside the package (data/examples in a checkout is a link to this folder).
+EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples"
 
 
 # rubric kind -> "module:Class"; imported on demand so that loading one rubric imports only its code
 KINDS: dict[str, str] = {
-    "direct_score": "judgelab.rubrics.generic:DirectScoreRubric",
-    "pairwise": "judgelab.rubrics.generic:PairwiseRubric",
+    "direct_score": "judgelab.rubrics.direct_score:DirectScoreRubric",
+    "pairwise": "judgelab.rubrics.pairwise:PairwiseRubric",
     "chess_commentary": "judgelab.rubrics.chess_commentary:ChessCommentaryRubric",
     "unified_judge": "judgelab.rubrics.unified_judge:UnifiedJudgeRubric",
     "reference_gold": "judgelab.rubrics.reference_gold:ReferenceGoldRubric",
@@ -65,7 +66,7 @@ def load_rubric(name_or_path: str | Path, **params: Any) -> SpecRubric:
 
 
 def example_items(name: str) -> list[dict[str, Any]]:
-    """The example items of a rubric: data/examples/<name>.jsonl (repo checkout) else the spec's example."""
+    """The example items of a rubric: judgelab/examples/<name>.jsonl (shipped in the package), else none."""
     path = EXAMPLES_DIR / f"{name}.jsonl"
     if path.exists():
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -96,7 +97,7 @@ def describe_rubric(name_or_path: str | Path, **params: Any) -> str:
     items = example_items(spec.name) or ([spec.example] if spec.example else [])
     lines.append("")
     if not items:
-        lines.append("(no example item: add data/examples/<name>.jsonl or an `example:` block to render a prompt)")
+        lines.append("(no example item: add judgelab/examples/<name>.jsonl or an `example:` block to render a prompt)")
         return "\n".join(lines)
     item = items[0]
     all_requests = rubric.requests(item)

@@ -20,7 +20,7 @@ templates::
     verdict: {rule: weighted_mean}
 
 Templates are Jinja files next to the YAML (or ``builtin:NAME.j2``); untrusted item text must go
-through the ``fence`` / ``neutralize`` filters (judgelab.prompting).
+through the ``fence`` / ``neutralize`` filters (judgelab.rubrics.prompting).
 
 A malformed file fails with :class:`RubricSpecError` naming the field and the YAML line, found
 by walking PyYAML's node tree (which keeps each node's start mark) along pydantic's error path.
@@ -29,6 +29,7 @@ by walking PyYAML's node tree (which keeps each node's start mark) along pydanti
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -250,3 +251,67 @@ def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> str:
         else:
             break
     return "" if best is None else f" (line {best.start_mark.line + 1})"
+
+
+# ---------------------------------------------------------------- criteria and scale parameters
+SEED_SCALES = {(1, 3), (1, 5), (1, 10)}
+
+
+def coerce_criteria(value: Any) -> list[Criterion]:
+    """criteria=... as names, {name: definition}, or dicts with name/definition(description)/weight."""
+    if isinstance(value, Mapping):
+        value = [{"name": k, "definition": v} for k, v in value.items()]
+    if not isinstance(value, list | tuple) or not value:
+        raise RubricSpecError("criteria must be a non-empty list (names or {name, definition, weight} dicts)")
+    out = []
+    for i, c in enumerate(value):
+        if isinstance(c, Criterion):
+            out.append(c)
+            continue
+        if isinstance(c, str):
+            c = {"name": c, "definition": c.replace("_", " ")}
+        if not isinstance(c, Mapping):
+            raise RubricSpecError(f"criteria[{i}] must be a name or a mapping, got {type(c).__name__}")
+        c = dict(c)
+        if "description" in c and "definition" not in c:
+            c["definition"] = c.pop("description")
+        try:
+            out.append(Criterion.model_validate(c))
+        except Exception as exc:  # pydantic's message names the bad field
+            raise RubricSpecError(f"criteria[{i}]: {exc}") from None
+    return out
+
+
+def coerce_scale(value: Any) -> tuple[int, int]:
+    """scale=5, "1-5", (1, 5) -> (1, 5); only the seed's 1-3, 1-5 and 1-10 scales."""
+    if isinstance(value, int):
+        bounds = (1, value)
+    elif isinstance(value, str) and "-" in value:
+        lo, hi = value.split("-", 1)
+        bounds = (int(lo), int(hi))
+    elif isinstance(value, list | tuple) and len(value) == 2:
+        bounds = (int(value[0]), int(value[1]))
+    else:
+        raise RubricSpecError(f"scale {value!r} must be 3, 5, 10 or '1-5'-style")
+    if bounds not in SEED_SCALES:
+        raise RubricSpecError(f"scale {bounds[0]}-{bounds[1]} is not one of the seed's scales 1-3, 1-5, 1-10")
+    return bounds
+
+
+def apply_criteria_params(spec: RubricSpec, params: Mapping[str, Any]) -> RubricSpec:
+    update: dict[str, Any] = {}
+    criteria = coerce_criteria(params["criteria"]) if "criteria" in params else list(spec.criteria)
+    if "weights" in params:
+        weights = dict(params["weights"])
+        unknown = sorted(set(weights) - {c.name for c in criteria})
+        if unknown:
+            raise RubricSpecError(f"weights name unknown criteria {unknown}")
+        criteria = [c.model_copy(update={"weight": float(weights.get(c.name, c.weight))}) for c in criteria]
+    update["criteria"] = criteria
+    if "scale" in params:
+        lo, hi = coerce_scale(params["scale"])
+        update["scale"] = Scale(min=lo, max=hi)
+    data = spec.model_dump()
+    data.update({k: v.model_dump() if hasattr(v, "model_dump") else [c.model_dump() for c in v]
+                 for k, v in update.items()})
+    return validate_spec_data(data, where=f"rubric {spec.name!r} with parameters")

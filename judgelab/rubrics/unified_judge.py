@@ -15,13 +15,81 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from judgelab import parsing, verdicts
+from judgelab.rubrics import parsing
 from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey
-from judgelab.rubrics.common import SpecRubric, item_text
 from judgelab.rubrics.spec import RubricSpecError
+from judgelab.rubrics.spec_rubric import SpecRubric, item_text
+
+
+# ---------------------------------------------------------------- the verdict rules
+def extraction_f1(output: Iterable[str], expected: Iterable[str]) -> dict[str, float]:
+    """Set precision, recall and F1 of extracted items (case- and space-normalised).
+
+    Conventions for empty sets (the seed leaves them open): both empty -> P = R = F1 = 1
+    (nothing to extract, nothing extracted); output empty, expected not -> P = R = F1 = 0;
+    output non-empty, expected empty -> P = 0, R = 1, F1 = 0.
+    """
+    out = {_norm(x) for x in output if _norm(x)}
+    exp = {_norm(x) for x in expected if _norm(x)}
+    if not out and not exp:
+        return {"precision": 1.0, "recall": 1.0, "f1": 1.0, "n_output": 0, "n_expected": 0, "n_overlap": 0}
+    overlap = len(out & exp)
+    precision = overlap / len(out) if out else 0.0
+    recall = overlap / len(exp) if exp else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "n_output": len(out),
+        "n_expected": len(exp),
+        "n_overlap": overlap,
+    }
+
+
+def _norm(x: Any) -> str:
+    return " ".join(str(x).casefold().split())
+
+
+def extraction_credit_band(f1: float) -> str:
+    """The seed's F1 bands: >= 0.8 full, >= 0.5 partial, else low (reported, score is F1 x 40)."""
+    return "full" if f1 >= 0.8 else "partial" if f1 >= 0.5 else "low"
+
+
+def classification_match(output: str, expected: str, separators: str = "/:>") -> str:
+    """EXACT when labels are equal (case-insensitive); PARTIAL when hierarchical labels
+    (``category/sub``) share the category but not the sub-label; NONE otherwise."""
+    o, e = _norm(output), _norm(expected)
+    if o == e:
+        return "EXACT"
+    cat_o, cat_e = _category(o, separators), _category(e, separators)
+    if cat_o is not None and cat_o == cat_e:
+        return "PARTIAL"
+    return "NONE"
+
+
+def _category(label: str, separators: str) -> str | None:
+    for sep in separators:
+        if sep in label:
+            return label.split(sep, 1)[0].strip()
+    return None
+
+
+CLASSIFICATION_POINTS = {"EXACT": 40, "PARTIAL": 20, "NONE": 0}
+
+
+def unified_verdict(correctness: float, rule_compliance: float, reasoning: float) -> tuple[str, float, str]:
+    """Seed 001's ``calculate_verdict``, verbatim: (verdict, total, reason)."""
+    total = correctness + rule_compliance + reasoning
+    if correctness == 0:
+        return "FAIL", min(total, 60), "Incorrect output"
+    if total >= 70:
+        return "PASS", total, "Meets threshold"
+    return "FAIL", total, "Below threshold"
+
 
 MODULE_TYPES = ("boolean", "classification", "extraction")
 REASONING_PARTS = {"chain_of_thought": 8, "evidence_usage": 8, "confidence_calibration": 4}
@@ -105,11 +173,11 @@ class UnifiedJudgeRubric(SpecRubric):
     def library_correctness(mtype: str, output: Any, expected: Any) -> dict[str, Any]:
         """Correctness points computed from the item (points None when only the judge can tell)."""
         if mtype == "extraction":
-            m = verdicts.extraction_f1(as_item_set(output), as_item_set(expected))
-            return {**m, "points": 40 * m["f1"], "band": verdicts.extraction_credit_band(m["f1"])}
+            m = extraction_f1(as_item_set(output), as_item_set(expected))
+            return {**m, "points": 40 * m["f1"], "band": extraction_credit_band(m["f1"])}
         if mtype == "classification":
-            label = verdicts.classification_match(str(output), str(expected))
-            return {"match": label, "points": verdicts.CLASSIFICATION_POINTS[label]}
+            label = classification_match(str(output), str(expected))
+            return {"match": label, "points": CLASSIFICATION_POINTS[label]}
         o, e = as_item_bool(output), as_item_bool(expected)
         if o is None or e is None:
             return {"match": None, "points": None, "note": "output/expected are not booleans; the judge's match is used"}
@@ -165,7 +233,7 @@ class UnifiedJudgeRubric(SpecRubric):
         if stated_rq != reasoning:
             disagreements.append(f"stated reasoning_quality {stated_rq:g} but its parts sum to {reasoning:g}")
 
-        verdict, total, reason = verdicts.unified_verdict(correctness, rule_points, reasoning)
+        verdict, total, reason = unified_verdict(correctness, rule_points, reasoning)
         stated_total = obj.get("total_score")
         stated_verdict = obj.get("verdict")
         if stated_total is not None and _num(stated_total) != total:

@@ -15,8 +15,8 @@ import pytest
 
 import judgelab
 from judgelab import judgments
-from judgelab.cache import RequestCache
-from judgelab.runner import RunAborted, item_order_seed
+from judgelab.engine.cache import RequestCache
+from judgelab.engine.runner import RunAborted, item_order_seed
 from tests.support.openai_stub import StubResponse, StubServer
 from tests.support.toy_rubrics import ToyDirect, ToyPairwise
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 import judgelab
 from judgelab.cli import app
-from judgelab.items import ItemsError, read_items
+from judgelab.engine.items import ItemsError, read_items
 from judgelab.rubrics import MissingFieldError
 from tests.reliability.helpers import direct_items, run_cli, write_jsonl
 from tests.support.fault_server import FaultPlan, FaultServer, direct_score_answer, tag_key

@@ -7,8 +7,8 @@ import pytest
 from typer.testing import CliRunner
 
 import judgelab
-from judgelab.cache import CacheError, RequestCache
 from judgelab.cli import app
+from judgelab.engine.cache import CacheError, RequestCache
 from tests.reliability.helpers import direct_items, write_jsonl
 from tests.support.fault_server import FaultServer, direct_score_answer, tag_key
 

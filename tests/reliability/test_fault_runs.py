@@ -15,7 +15,7 @@ import pandas as pd
 
 import judgelab
 from judgelab import judgments
-from judgelab.runner import RunResult
+from judgelab.engine.runner import RunResult
 from tests.reliability.checks import assert_run_matches_plan
 from tests.reliability.helpers import INPUT_PRICE, OUTPUT_PRICE, PRICED_MODEL, direct_items
 from tests.reliability.oracle import Expected

@@ -12,8 +12,8 @@ import pytest
 
 import judgelab
 from judgelab.probes.perturbations import INJECTIONS, SEPARATOR
-from judgelab.prompting import fence, fence_id, neutralize
 from judgelab.rubrics import example_items, list_rubrics, load_rubric
+from judgelab.rubrics.prompting import fence, fence_id, neutralize
 from tests.support.fault_server import FaultPlan, FaultServer, direct_score_answer
 
 FENCED_BLOCK = re.compile(r'<([A-Za-z_][A-Za-z0-9_\-]*) id="([0-9a-f]{12})">\n(.*?)\n</\1 id="\2">', re.S)

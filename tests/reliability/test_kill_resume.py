@@ -17,9 +17,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import judgelab.cache
+import judgelab.engine.cache
 from judgelab import judgments
-from judgelab.cache import RequestCache
+from judgelab.engine.cache import RequestCache
 from tests.reliability.helpers import (
     CRITERIA,
     cli_command,
@@ -151,7 +151,7 @@ WRITER = textwrap.dedent("""
 def test_concurrent_writers_lose_no_cache_entries(tmp_path):
     path = tmp_path / "shared.sqlite"
     n = 400
-    module = Path(judgelab.cache.__file__)
+    module = Path(judgelab.engine.cache.__file__)
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), tag, str(n), str(module)], env=cli_env(),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for tag in ("a", "b")]
     for p in procs:

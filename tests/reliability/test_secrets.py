@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import judgelab
-from judgelab.runner import RunAborted
+from judgelab.engine.runner import RunAborted
 from tests.reliability.helpers import cli_env, direct_items, run_cli, summary_line, write_jsonl
 from tests.support.fault_server import FaultPlan, FaultServer, direct_score_answer, tag_key
 

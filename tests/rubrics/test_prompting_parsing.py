@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from judgelab import parsing
-from judgelab.prompting import fence, fence_id, neutralize
+from judgelab.rubrics import parsing
 from judgelab.rubrics.base import ParseFailure
+from judgelab.rubrics.prompting import fence, fence_id, neutralize
 
 
 def test_fenced_text_cannot_close_its_own_block() -> None:

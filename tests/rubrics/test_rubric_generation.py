@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from judgelab.rubric_generation import (
+from judgelab.rubrics import load_rubric
+from judgelab.rubrics.base import RowKey
+from judgelab.rubrics.generation import (
     RubricGenerationError,
     generate_rubric,
     rubric_from_answer,
     save_rubric_yaml,
 )
-from judgelab.rubrics import load_rubric
-from judgelab.rubrics.base import RowKey
 
 LEVELS = ["Poor", "Weak", "Adequate", "Good", "Excellent"]
 

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from rubric_helpers import EXAMPLES, examples
+from tests.rubrics.rubric_helpers import EXAMPLES, examples
 
 from judgelab.rubrics import list_rubrics, load_rubric
 

@@ -1,0 +1,99 @@
+"""Prices: what a reply cost, what a request may cost before it is sent, and free local models.
+
+Every price comes from litellm's cost map (the offline copy shipped with litellm; see
+``judgelab.backends.call``). A model litellm cannot price has an unknown cost, NaN, never 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections.abc import Sequence
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import litellm  # noqa: E402  (the env var above must be set before import)
+
+__all__ = ["DEFAULT_OUTPUT_TOKENS", "UnknownPriceError", "batch_price", "estimate_call_cost", "known_zero_price",
+           "register_free_models", "response_cost"]
+
+DEFAULT_OUTPUT_TOKENS = 512
+
+
+class UnknownPriceError(ValueError):
+    """A budget was set for a model whose price litellm does not know."""
+
+
+def estimate_call_cost(model: str, messages: list[dict[str, str]], max_output_tokens: int | None) -> tuple[int, float]:
+    """(prompt tokens, upper-bound cost in USD assuming max_output_tokens); cost NaN when the price is unknown."""
+    try:
+        prompt_tokens = int(litellm.token_counter(model=model, messages=messages))
+    except Exception:  # tokenizer unknown for this model: fall back to a 4-characters-per-token rule
+        prompt_tokens = sum(len(m.get("content") or "") for m in messages) // 4 + 4 * len(messages)
+    out = max_output_tokens or DEFAULT_OUTPUT_TOKENS
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=out
+        )
+        return prompt_tokens, float(prompt_cost) + float(completion_cost)
+    except Exception:  # litellm raises for models it cannot price
+        return prompt_tokens, math.nan
+
+
+def register_free_models(names: Sequence[str], provider: str, **info: Any) -> None:
+    """Price local models at exactly 0 in litellm, so cost functions report 0.0 instead of an unknown price.
+
+    litellm warns on every registration that cache prices default to 0; for a free local model that is
+    the intent, so the warning is silenced for this call only.
+    """
+    todo = [n for n in names if n not in litellm.model_cost]
+    if not todo:
+        return
+    logger = logging.getLogger("LiteLLM")
+    previous = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        litellm.register_model({n: {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
+                                    "litellm_provider": provider, "mode": "chat", **info} for n in todo})
+    finally:
+        logger.setLevel(previous)
+
+
+def response_cost(response: Any) -> float:
+    # litellm already priced the response while logging it; computing it again costs ~2 ms CPU per call
+    hidden = getattr(response, "_hidden_params", None) or {}
+    value = hidden.get("response_cost")
+    if value is None:
+        try:
+            value = litellm.completion_cost(completion_response=response)
+        except Exception:  # litellm raises for models without a known price
+            return math.nan
+    if value is None:
+        return math.nan
+    value = float(value)
+    # litellm reports 0.0 for models it cannot price when called through custom api bases; only trust a
+    # zero when the model is registered with explicit zero prices (the embedded judge is).
+    if value == 0.0 and not known_zero_price(response):
+        return math.nan
+    return value
+
+
+def known_zero_price(response: Any) -> bool:
+    model = getattr(response, "model", None) or ""
+    candidates = [model, f"local/{model}"] if not model.startswith("local/") else [model]
+    for name in candidates:
+        info = litellm.model_cost.get(name)
+        if info is not None and info.get("input_cost_per_token") == 0 and info.get("output_cost_per_token") == 0:
+            return True
+    return False
+
+
+def batch_price(model: str) -> tuple[float, float] | None:
+    """(input, output) USD per token at batch prices, if litellm knows them for ``model``."""
+    info = litellm.model_cost.get(model) or litellm.model_cost.get(model.split("/", 1)[-1])
+    if not info:
+        return None
+    pin, pout = info.get("input_cost_per_token_batches"), info.get("output_cost_per_token_batches")
+    return (float(pin), float(pout)) if pin is not None and pout is not None else None

@@ -1,0 +1,220 @@
+"""Large offline runs through a provider's batch API (via litellm): submit, poll, resume, collect.
+
+``batch_run(items, rubric, model, state_path=...)`` builds the same requests :func:`judgelab.run`
+would send, uploads them as one JSONL file, creates the batch, and polls it. Every step is written
+to ``state_path`` (JSON) before the next begins, so a process that dies (or a notebook that is
+closed) resumes by calling ``batch_run`` again with the same arguments: it never submits twice, it
+picks up the batch id and polls. When the batch is done, the output (and error) files are read into
+ONE judgments table, parsed by the rubric exactly like live replies; a request with no result or an
+error line is an ``api_error`` row with the provider's reason.
+
+Cost: tokens x litellm's batch prices for the model (``input_cost_per_token_batches``, usually half
+the live price); NaN when litellm has no batch price for it. Batch runs are single-shot: no re-ask
+of unparseable replies (rerun those rows live with :func:`judgelab.run`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import json
+import math
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import litellm
+import pandas as pd
+
+from judgelab import judgments
+from judgelab.backends.pricing import batch_price
+from judgelab.engine.items import read_items
+from judgelab.engine.sync import run_sync
+from judgelab.rubrics.base import ParseFailure, Rubric, check_fields
+
+TERMINAL = ("completed", "failed", "expired", "cancelled")
+
+
+@dataclass
+class BatchResult:
+    status: str  # the provider's batch status; "completed" when the table is final
+    table: pd.DataFrame | None  # None until the batch is done
+    state: dict[str, Any]
+
+
+class BatchStateError(ValueError):
+    """The state file belongs to a different run (other items, rubric, model or options)."""
+
+
+def _requests(items: pd.DataFrame, rubric: Rubric, model: str, swap: bool, repeats: int,
+              params: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """(JSONL lines for the batch file, custom_id -> what the collector needs to rebuild the row)."""
+    lines, index = [], {}
+    for item in items.to_dict(orient="records"):
+        check_fields(item, rubric)
+        conditions = [("original", False), ("swapped", True)] if swap else [("original", False)]
+        for condition, swapped in conditions:
+            for n, req in enumerate(rubric.requests(item, swapped=swapped)):
+                for repeat in range(repeats):
+                    custom_id = f"r{len(lines)}"
+                    body: dict[str, Any] = {"model": model.split("/", 1)[-1], "messages": req.messages, **params}
+                    if params.get("seed") is not None:
+                        body["seed"] = int(params["seed"]) + repeat
+                    if req.max_tokens and "max_tokens" not in params:
+                        body["max_tokens"] = req.max_tokens
+                    if req.response_format is not None:
+                        body["response_format"] = req.response_format
+                    lines.append({"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions",
+                                  "body": body})
+                    index[custom_id] = {"item_id": str(item["item_id"]), "condition": condition, "swapped": swapped,
+                                        "repeat": repeat, "request": n, "prompt_hash": req.prompt_hash()}
+    return lines, index
+
+
+def _fingerprint(model: str, rubric: Rubric, lines: list[dict[str, Any]]) -> str:
+    blob = json.dumps({"model": model, "rubric": rubric.fingerprint(), "lines": lines}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _save(path: Path, state: dict[str, Any]) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(state, indent=1, sort_keys=True))
+    os.replace(tmp, path)  # atomic: a crash leaves the old state or the new one, never half a file
+
+
+def _field(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+
+
+async def abatch_run(items: Any, rubric: Rubric | str, model: str, *, state_path: str | os.PathLike[str],
+                     api_base: str | None = None, api_key: str | None = None, provider: str = "openai",
+                     judge: str | None = None, swap: bool = False, repeats: int = 1, temperature: float | None = None,
+                     seed: int | None = 0, max_tokens: int | None = None, poll_interval: float = 30.0,
+                     max_wait: float | None = None) -> BatchResult:
+    """Submit (once), poll until done or ``max_wait`` seconds pass, and collect; see the module docstring."""
+    from judgelab.rubrics import load_rubric
+
+    rubric = load_rubric(rubric) if isinstance(rubric, str | Path) else rubric
+    item_df = read_items(items)
+    temp = temperature if temperature is not None else (rubric.default_temperature or 0.0)
+    params: dict[str, Any] = {"temperature": float(temp)}
+    if seed is not None:
+        params["seed"] = int(seed)
+    if max_tokens:
+        params["max_tokens"] = int(max_tokens)
+    lines, index = _requests(item_df, rubric, model, swap, repeats, params)
+    conn: dict[str, Any] = {"custom_llm_provider": provider}
+    if api_base:
+        conn["api_base"] = api_base
+    if api_key:
+        conn["api_key"] = api_key
+    path = Path(state_path)
+    fingerprint = _fingerprint(model, rubric, lines)
+    state: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+    if state and state.get("fingerprint") != fingerprint:
+        raise BatchStateError(f"state file {path} belongs to a different batch run (other items, rubric, model or "
+                              "options); use a new state_path")
+    if not state:
+        state = {"fingerprint": fingerprint, "model": model, "judge": judge or model, "n_requests": len(lines),
+                 "status": "preparing", "submitted_at": None, "polls": 0}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _save(path, state)
+    if not state.get("input_file_id"):
+        data = ("\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n").encode()
+        upload = await litellm.acreate_file(file=("judgelab-batch.jsonl", io.BytesIO(data)), purpose="batch",
+                                            **conn)
+        state["input_file_id"] = _field(upload, "id")
+        _save(path, state)
+    if not state.get("batch_id"):
+        created = await litellm.acreate_batch(completion_window="24h", endpoint="/v1/chat/completions",
+                                              input_file_id=state["input_file_id"],
+                                              metadata={"judgelab_fingerprint": fingerprint}, **conn)
+        state.update(batch_id=_field(created, "id"), status=_field(created, "status"), submitted_at=time.time())
+        _save(path, state)
+    started = time.monotonic()
+    while state["status"] not in TERMINAL:
+        if max_wait is not None and time.monotonic() - started >= max_wait:
+            return BatchResult(state["status"], None, state)
+        batch = await litellm.aretrieve_batch(batch_id=state["batch_id"], **conn)
+        state.update(status=_field(batch, "status"), polls=state["polls"] + 1,
+                     output_file_id=_field(batch, "output_file_id"), error_file_id=_field(batch, "error_file_id"))
+        _save(path, state)
+        if state["status"] not in TERMINAL:
+            await asyncio.sleep(poll_interval)
+    results: dict[str, dict[str, Any]] = {}
+    for key in ("output_file_id", "error_file_id"):
+        if state.get(key):
+            content = await litellm.afile_content(file_id=state[key], **conn)
+            for line in content.content.decode().splitlines():
+                if line.strip():
+                    record = json.loads(line)
+                    results[record["custom_id"]] = record
+    table = _collect(item_df, rubric, state, index, results, params)
+    return BatchResult(state["status"], table, state)
+
+
+def _collect(items: pd.DataFrame, rubric: Rubric, state: dict[str, Any], index: dict[str, dict[str, Any]],
+             results: dict[str, dict[str, Any]], params: dict[str, Any]) -> pd.DataFrame:
+    by_id = {str(r["item_id"]): r for r in items.to_dict(orient="records")}
+    price = batch_price(state["model"])
+    run_id = f"batch-{state['fingerprint']}"
+    rows = []
+    for custom_id, where in index.items():
+        item = by_id[where["item_id"]]
+        request = rubric.requests(item, swapped=where["swapped"])[where["request"]]
+        record = results.get(custom_id)
+        response = (record or {}).get("response") or {}
+        body = response.get("body") or {}
+        usage = body.get("usage") or {}
+        tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        cost = math.nan
+        if price is not None and tokens_in is not None and tokens_out is not None:
+            cost = tokens_in * price[0] + tokens_out * price[1]
+        base = {"run_id": run_id, "item_id": where["item_id"], "rubric": rubric.name, "rubric_version": rubric.version,
+                "judge": state["judge"], "condition": where["condition"], "repeat": where["repeat"],
+                "temperature": params["temperature"],
+                "seed": None if params.get("seed") is None else params["seed"] + where["repeat"],
+                "prompt_hash": where["prompt_hash"], "call_id": f"{state['batch_id']}:{custom_id}",
+                "input_tokens": tokens_in, "output_tokens": tokens_out, "cost_usd": cost, "cached": False,
+                "attempts": 1, "system_fingerprint": body.get("system_fingerprint"),
+                "created_at": pd.Timestamp.now(tz="UTC")}
+        detail = {"swapped": where["swapped"], "batch_id": state["batch_id"], "custom_id": custom_id}
+        choices = body.get("choices") or []
+        if record is None or record.get("error") or response.get("status_code") != 200 or not choices:
+            why = (record or {}).get("error") or {}
+            reason = ("no result for this request in the batch output" if record is None else
+                      f"batch request failed: {why.get('message') or response.get('status_code')}")
+            if state["status"] != "completed":
+                reason += f" (batch {state['status']})"
+            rows += [{**base, "criterion": k.criterion, "side": k.side, "status": "api_error",
+                      "unscored_reason": reason, "detail": detail} for k in request.expected_rows]
+            continue
+        text = (choices[0].get("message") or {}).get("content") or ""
+        base["raw_output"] = text
+        try:
+            if not text.strip():
+                raise ParseFailure("empty output")
+            parsed = rubric.parse(text, request)
+        except ParseFailure as failure:
+            rows += [{**base, "criterion": k.criterion, "side": k.side, "status": failure.status,
+                      "unscored_reason": failure.reason, "detail": detail} for k in request.expected_rows]
+            continue
+        seen = set()
+        for p in parsed:
+            seen.add(p.key)
+            rows.append({**base, "criterion": p.key.criterion, "side": p.key.side, "status": "ok", "score": p.score,
+                         "winner": p.winner, "verdict": p.verdict, "confidence": p.confidence,
+                         "detail": {**detail, **p.detail}})
+        rows += [{**base, "criterion": k.criterion, "side": k.side, "status": "parse_error",
+                  "unscored_reason": f"the parser returned no value for {k.criterion}", "detail": detail}
+                 for k in request.expected_rows if k not in seen]
+    return judgments.validate(judgments.make_table(rows))
+
+
+def batch_run(*args: Any, **kwargs: Any) -> BatchResult:
+    """Synchronous :func:`abatch_run`; safe inside a running event loop (Jupyter)."""
+    return run_sync(lambda: abatch_run(*args, **kwargs), name="judgelab-batch")

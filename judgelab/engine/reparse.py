@@ -1,0 +1,70 @@
+"""Re-apply a (changed) parser to the raw outputs already in a judgments table: no model calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from judgelab import judgments
+from judgelab.engine.items import read_items
+from judgelab.rubrics.base import JudgeRequest, ParseFailure, RowKey, Rubric
+
+_CALL_FIELDS = ("run_id", "item_id", "rubric", "rubric_version", "judge", "condition", "repeat", "temperature",
+                "seed", "prompt_hash", "call_id", "raw_output", "input_tokens", "output_tokens", "cost_usd",
+                "latency_s", "cached", "attempts", "system_fingerprint", "created_at")
+
+
+def _request_for(group: pd.DataFrame, rubric: Rubric, items: dict[str, dict[str, Any]] | None) -> JudgeRequest:
+    first = group.iloc[0]
+    swapped = bool(judgments.detail(first).get("swapped", False))
+    keys = tuple(RowKey(str(r.criterion), None if pd.isna(r.side) else str(r.side)) for r in group.itertuples())
+    if items is not None:
+        item = items.get(str(first["item_id"]))
+        if item is None:
+            raise KeyError(f"item {first['item_id']!r} of the table is not among the items given to reparse")
+        for req in rubric.requests(item, swapped=swapped):
+            if req.prompt_hash() == first["prompt_hash"]:
+                return req
+        raise ValueError(
+            f"no request of rubric {rubric.name!r} for item {first['item_id']!r} renders the prompt that produced "
+            "this row (the prompt changed); rerun instead of reparsing"
+        )
+    return JudgeRequest(messages=[], expected_rows=keys, swapped=swapped)
+
+
+def reparse(table: pd.DataFrame, rubric: Rubric, items: Any = None) -> pd.DataFrame:
+    """A new judgments table with every raw output parsed again by ``rubric``.
+
+    Rows whose call produced no raw output (api_error, skipped_budget) are kept unchanged. Pass
+    ``items`` when the rubric's parser needs item values (e.g. expected sets, feature flags).
+    """
+    table = judgments.validate(table)
+    item_map = None
+    if items is not None:
+        df = read_items(items)
+        item_map = {str(r["item_id"]): r for r in df.to_dict(orient="records")}
+    out: list[dict[str, Any]] = []
+    for _, group in table.groupby("call_id", sort=False, dropna=False):
+        first = group.iloc[0]
+        if pd.isna(first["raw_output"]):
+            out.extend(group.to_dict(orient="records"))
+            continue
+        base = {f: first[f] for f in _CALL_FIELDS}
+        request = _request_for(group, rubric, item_map)
+        old_detail = judgments.detail(first)
+        keep = {k: old_detail[k] for k in ("swapped", "earlier_raw_outputs") if k in old_detail}
+        try:
+            parsed = rubric.parse(str(first["raw_output"]), request)
+        except ParseFailure as failure:
+            out.extend({**base, "criterion": k.criterion, "side": k.side, "status": failure.status,
+                        "unscored_reason": failure.reason, "detail": keep} for k in request.expected_rows)
+            continue
+        lp = {(r.criterion, None if pd.isna(r.side) else r.side): (r.logprob_score, r.valid_prob_mass)
+              for r in group.itertuples()}
+        for p in parsed:
+            lps = lp.get((p.key.criterion, p.key.side), (None, None))
+            out.append({**base, "criterion": p.key.criterion, "side": p.key.side, "status": "ok", "score": p.score,
+                        "winner": p.winner, "verdict": p.verdict, "confidence": p.confidence,
+                        "logprob_score": lps[0], "valid_prob_mass": lps[1], "detail": {**keep, **p.detail}})
+    return judgments.make_table(out)

@@ -1,0 +1,258 @@
+"""Hierarchical screening (seed 002): a cheap judge sees every item, a strong judge only the hard ones.
+
+``judgelab.cascade(cheap, strong, escalate_when=0.75).run(items, rubric, ...)`` runs the cheap
+judge (both orders by default, so position consistency gives each verdict a confidence), sends
+the items whose cheap verdict is unscored or matches ``escalate_when`` to the strong judge, and
+writes the final verdicts as judge ``"cascade:<cheap>-><strong>"`` rows.
+:func:`cascade_from_tables` replays the same decision on tables where BOTH judges judged every
+item (e.g. LLMBar's released ChatGPT and GPT-4 verdicts) and measures what the cascade costs:
+strong calls saved, USD saved where prices are known, and agreement lost against running the
+strong judge on everything (and accuracy against gold, when there is gold).
+
+``escalate_when``: a number t (escalate when confidence < t), ``"inconsistent"`` (the two orders
+disagree), ``"tie"`` (the cheap verdict is TIE), or a function of the consolidated cheap rows
+returning a boolean per row. An unscored cheap verdict is always escalated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgelab import judgments
+from judgelab.engine.items import read_items
+from judgelab.engine.runner import run
+from judgelab.ensembles.confidence import POSITION_CONDITION, position_consistency
+from judgelab.ensembles.panels import Panel
+from judgelab.stats._tidy import result_row, tidy_frame
+from judgelab.stats.bootstrap import bootstrap
+
+EscalateWhen = float | str | Callable[[pd.DataFrame], Sequence[bool] | np.ndarray | pd.Series]
+ORDERS = ("original", "swapped")
+
+
+@dataclass
+class CascadeResult:
+    table: pd.DataFrame  # cheap rows, strong rows, their consolidated rows, and the cascade's rows
+    report: pd.DataFrame  # tidy: escalation rate, calls, USD, agreement with strong-on-everything, accuracy
+
+
+def _judge_name(judge: Any) -> str:
+    if isinstance(judge, Panel):
+        return judge.name
+    return judge if isinstance(judge, str) else str(judge.model_name)
+
+
+def _run_tier(tier: Any, items: pd.DataFrame, rubric: Any, **kwargs: Any) -> pd.DataFrame:
+    """A tier is a model name, a judge object, or a panel (whose aggregate rows are its verdicts)."""
+    if isinstance(tier, Panel):
+        return tier.run(items, rubric, **kwargs)
+    return run(items, rubric, tier, **kwargs)
+
+
+def consolidated(table: pd.DataFrame, judge: str, conditions: tuple[str, str] = ORDERS) -> pd.DataFrame:
+    """One verdict per item for ``judge``: swap-consolidated when both orders exist, else its only order."""
+    rows = table[(table["judge"] == judge) & table["side"].isna()]
+    if rows.empty:
+        raise ValueError(f"judge {judge!r} has no whole-answer rows in the table")
+    if rows["criterion"].nunique() > 1:  # per-criterion winners too: the cascade decides on the overall verdict
+        if not (rows["criterion"] == "overall").any():
+            raise ValueError(f"judge {judge!r} has several criteria and no 'overall' verdict to screen on")
+        rows = rows[rows["criterion"] == "overall"]
+    if set(conditions) <= set(rows["condition"]):
+        return position_consistency(rows, conditions=conditions)
+    if rows["condition"].nunique() > 1:
+        raise ValueError(f"judge {judge!r} has conditions {sorted(set(rows['condition']))}; expected {conditions} "
+                         "or a single condition")
+    return rows.reset_index(drop=True)
+
+
+def escalation_mask(verdicts: pd.DataFrame, escalate_when: EscalateWhen) -> np.ndarray:
+    """True where a consolidated cheap verdict goes to the strong judge."""
+    unscored = (verdicts["status"] != "ok").to_numpy()
+    if callable(escalate_when):
+        chosen = np.asarray(escalate_when(verdicts), dtype=bool)
+        if chosen.shape != unscored.shape:
+            raise ValueError(f"escalate_when returned {chosen.shape[0]} values for {len(verdicts)} verdicts")
+    elif isinstance(escalate_when, int | float) and not isinstance(escalate_when, bool):
+        conf = verdicts["confidence"].astype(float).to_numpy()
+        chosen = ~(conf >= float(escalate_when))  # a missing confidence escalates too
+    elif escalate_when == "inconsistent":
+        chosen = np.array([judgments.detail(r).get("consistent") is False for _, r in verdicts.iterrows()])
+    elif escalate_when == "tie":
+        chosen = (verdicts["winner"] == "TIE").fillna(False).to_numpy(dtype=bool)
+    else:
+        _check_rule(escalate_when)
+        raise AssertionError("unreachable")
+    return unscored | chosen
+
+
+def _check_rule(escalate_when: EscalateWhen) -> None:
+    if callable(escalate_when) or escalate_when in ("inconsistent", "tie"):
+        return
+    if isinstance(escalate_when, bool) or not isinstance(escalate_when, int | float) or not 0 <= escalate_when <= 1:
+        raise ValueError(f"escalate_when must be a confidence threshold in [0, 1], 'inconsistent', 'tie' or a "
+                         f"function, not {escalate_when!r}")
+
+
+def _calls(rows: pd.DataFrame) -> int:
+    """Model calls behind rows: unique call ids when recorded (one per row for released tables)."""
+    with_id = rows["call_id"].notna()
+    return int(rows.loc[with_id, "call_id"].nunique() + (~with_id).sum())
+
+
+def _usd(rows: pd.DataFrame) -> float:
+    costs = rows.drop_duplicates("call_id")["cost_usd"] if rows["call_id"].notna().all() else rows["cost_usd"]
+    values = costs.astype(float).to_numpy()
+    return float(values.sum()) if len(values) and np.isfinite(values).all() else float("nan")
+
+
+def cascade_rows(cheap: pd.DataFrame, strong: pd.DataFrame, escalate: np.ndarray, name: str) -> pd.DataFrame:
+    """The cascade's final verdicts: the cheap verdict, or the strong one where escalated."""
+    strong_by_item = strong.set_index("item_id")
+    out = []
+    for (_, row), up in zip(cheap.iterrows(), escalate, strict=True):
+        src = strong_by_item.loc[row["item_id"]] if up and row["item_id"] in strong_by_item.index else row
+        if up and row["item_id"] not in strong_by_item.index:
+            raise ValueError(f"item {row['item_id']!r} was escalated but the strong judge has no verdict for it")
+        new = {c: src[c] for c in ("criterion", "status", "unscored_reason", "winner", "verdict", "score",
+                                   "confidence", "condition", "rubric", "rubric_version")}
+        new.update(run_id=f"{name}:{row['run_id']}", item_id=row["item_id"], judge=name, repeat=0,
+                   detail={"tier": "strong" if up else "cheap", "escalated": bool(up)},
+                   created_at=pd.Timestamp.now(tz="UTC"))
+        out.append(new)
+    return judgments.make_table(out)
+
+
+def _gold(table: pd.DataFrame, gold: str | None) -> pd.Series | None:
+    if gold is None or not (table["judge"] == gold).any():
+        return None
+    rows = table[(table["judge"] == gold) & (table["status"] == "ok") & table["side"].isna()]
+    return rows.drop_duplicates("item_id").set_index("item_id")["winner"]
+
+
+def cascade_report(cheap_rows: pd.DataFrame, strong_rows: pd.DataFrame, cheap: pd.DataFrame, strong_all: pd.DataFrame
+                   | None, final: pd.DataFrame, escalate: np.ndarray, *, gold: pd.Series | None,
+                   strong_rows_all: pd.DataFrame | None, n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Tidy report; ``strong_all`` / ``strong_rows_all`` are the strong judge on EVERY item (None if unknown)."""
+    n = len(cheap)
+    escalated_items = set(cheap.loc[escalate, "item_id"])
+    strong_used = strong_rows[strong_rows["item_id"].isin(escalated_items)]
+    rows = [result_row("escalation_rate", escalate.mean() if n else np.nan, n=n, method="share of items escalated",
+                       n_escalated=int(escalate.sum()))]
+    cheap_calls, strong_calls = _calls(cheap_rows), _calls(strong_used)
+    rows.append(result_row("calls_cascade", cheap_calls + strong_calls, n=n, method="cheap calls on every item + "
+                           "strong calls on escalated items", cheap_calls=cheap_calls, strong_calls=strong_calls))
+    cost_cascade = _usd(cheap_rows) + _usd(strong_used)
+    if strong_rows_all is not None:
+        all_calls = _calls(strong_rows_all)
+        rows.append(result_row("calls_strong_on_everything", all_calls, n=n, method="strong calls on every item"))
+        rows.append(result_row("strong_calls_saved", 1 - strong_calls / all_calls if all_calls else np.nan, n=n,
+                               method="share of strong calls avoided"))
+        rows.append(result_row("net_calls_saved", all_calls - cheap_calls - strong_calls, n=n,
+                               method="strong-on-everything calls minus cascade calls (cheap calls count)"))
+        usd_all = _usd(strong_rows_all)
+        note = "" if np.isfinite(cost_cascade) and np.isfinite(usd_all) else "price unknown for some calls"
+        rows.append(result_row("usd_saved", usd_all - cost_cascade, n=n, note=note,
+                               method="strong-on-everything cost minus cascade cost (USD)",
+                               usd_cascade=cost_cascade, usd_strong_on_everything=usd_all))
+    else:
+        rows.append(result_row("usd_cascade", cost_cascade, n=n, method="cascade cost (USD)",
+                               note="" if np.isfinite(cost_cascade) else "price unknown for some calls"))
+    final_w = final.set_index("item_id")["winner"]
+    if strong_all is not None:
+        ref = strong_all.set_index("item_id")["winner"].reindex(final_w.index)
+        same = np.array([isinstance(a, str) and a == b for a, b in zip(final_w, ref, strict=True)], dtype=float)
+        b = bootstrap(lambda idx: same[idx].mean(axis=1), len(same), n_resamples=n_resamples, seed=seed,
+                      return_distribution=False)
+        rows.append(result_row("agreement_with_strong_on_everything", b.estimate, n=len(same), **b.fields(),
+                               method=f"share of items whose cascade verdict equals the strong judge's; CI: {b.method}"))
+        rows.append(result_row("agreement_lost", 1 - b.estimate, n=len(same), ci_low=1 - b.ci_high,
+                               ci_high=1 - b.ci_low, method="1 - agreement with strong on everything"))
+    if gold is not None:
+        labels = gold.reindex(final_w.index)
+        correct = {}
+        tiers = {"cheap_only": cheap.set_index("item_id")["winner"], "cascade": final_w}
+        if strong_all is not None:
+            tiers["strong_only"] = strong_all.set_index("item_id")["winner"]
+        for tier, verdicts in tiers.items():
+            v = verdicts.reindex(final_w.index)
+            correct[tier] = np.array([isinstance(a, str) and a == g for a, g in zip(v, labels, strict=True)], float)
+            b = bootstrap(lambda idx, c=correct[tier]: c[idx].mean(axis=1), len(labels), n_resamples=n_resamples,
+                          seed=seed, return_distribution=False)
+            rows.append(result_row(f"accuracy_{tier}", b.estimate, n=len(labels), **b.fields(),
+                                   method=f"share matching gold (TIE and unscored count wrong); CI: {b.method}"))
+        if "strong_only" in correct:
+            diff = correct["cascade"] - correct["strong_only"]
+            b = bootstrap(lambda idx: diff[idx].mean(axis=1), len(diff), n_resamples=n_resamples, seed=seed,
+                          return_distribution=False)
+            rows.append(result_row("accuracy_cascade_minus_strong", b.estimate, n=len(diff), **b.fields(),
+                                   method=f"paired difference in accuracy; CI: paired {b.method}"))
+    return tidy_frame(rows)
+
+
+def cascade_from_tables(table: pd.DataFrame, cheap: str, strong: str, *, escalate_when: EscalateWhen = 0.75,
+                        gold: str | None = "gold", conditions: tuple[str, str] = ORDERS, n_resamples: int = 2000,
+                        seed: int = 0) -> CascadeResult:
+    """Replay a cascade on a table where both judges judged every item; measure savings and agreement lost."""
+    cheap_v, strong_v = consolidated(table, cheap, conditions), consolidated(table, strong, conditions)
+    escalate = escalation_mask(cheap_v, escalate_when)
+    name = f"cascade:{cheap}->{strong}"
+    final = cascade_rows(cheap_v, strong_v, escalate, name)
+    cheap_rows = table[table["judge"] == cheap]
+    strong_rows = table[table["judge"] == strong]
+    report = cascade_report(cheap_rows, strong_rows, cheap_v, strong_v, final, escalate, gold=_gold(table, gold),
+                            strong_rows_all=strong_rows, n_resamples=n_resamples, seed=seed)
+    return CascadeResult(table=final, report=report)
+
+
+class Cascade:
+    """A cheap judge screens every item; a strong judge re-judges the escalated ones (see module docstring)."""
+
+    def __init__(self, cheap: Any, strong: Any, *, escalate_when: EscalateWhen = 0.75,
+                 cheap_kwargs: dict[str, Any] | None = None, strong_kwargs: dict[str, Any] | None = None) -> None:
+        _check_rule(escalate_when)
+        self.cheap, self.strong, self.escalate_when = cheap, strong, escalate_when
+        self.cheap_kwargs, self.strong_kwargs = dict(cheap_kwargs or {}), dict(strong_kwargs or {})
+        self.name = f"cascade:{self._name(cheap)}->{self._name(strong)}"
+
+    @staticmethod
+    def _name(judge: Any) -> str:
+        return _judge_name(judge)
+
+    def run(self, items: Any, rubric: Any, *, swap: bool = True, measure_against_strong: bool = False,
+            gold: Mapping[str, str] | pd.Series | None = None, **run_kwargs: Any) -> CascadeResult:
+        """Run the cascade. ``measure_against_strong`` also runs the strong judge on every item (for a
+        study: the calls it adds are not part of the cascade's cost). ``gold``: item_id -> winner."""
+        item_df = read_items(items)
+        cheap_table = _run_tier(self.cheap, item_df, rubric, swap=swap, **{**run_kwargs, **self.cheap_kwargs})
+        cheap_name, strong_name = self._name(self.cheap), self._name(self.strong)
+        cheap_v = consolidated(cheap_table, cheap_name)
+        escalate = escalation_mask(cheap_v, self.escalate_when)
+        wanted = item_df if measure_against_strong else item_df[item_df["item_id"].isin(set(cheap_v.loc[escalate,
+                                                                                                          "item_id"]))]
+        strong_table = judgments.empty_table()
+        if len(wanted):
+            strong_table = _run_tier(self.strong, wanted, rubric, swap=swap, **{**run_kwargs, **self.strong_kwargs})
+        strong_v = consolidated(strong_table, strong_name) if len(strong_table) else strong_table
+        final = cascade_rows(cheap_v, strong_v, escalate, self.name)
+        gold_series = None if gold is None else pd.Series(dict(gold), dtype=object)
+        report = cascade_report(cheap_table, strong_table, cheap_v, strong_v if measure_against_strong else None,
+                                final, escalate, gold=gold_series,
+                                strong_rows_all=strong_table if measure_against_strong else None)
+        parts = [cheap_table, strong_table, final]
+        if POSITION_CONDITION in set(cheap_v["condition"]):
+            parts.append(cheap_v)
+        if len(strong_v) and POSITION_CONDITION in set(strong_v["condition"]):
+            parts.append(strong_v)
+        table = judgments.validate(pd.concat([p for p in parts if len(p)], ignore_index=True))
+        return CascadeResult(table=table, report=report)
+
+
+def cascade(cheap: Any, strong: Any, *, escalate_when: EscalateWhen = 0.75, **kwargs: Any) -> Cascade:
+    """A :class:`Cascade`; cheap and strong are model names, judge objects or panels."""
+    return Cascade(cheap, strong, escalate_when=escalate_when, **kwargs)

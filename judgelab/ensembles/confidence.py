@@ -1,0 +1,202 @@
+"""Confidence for every verdict, from four sources, and consolidated verdict rows that carry it.
+
+* position consistency (seed 002): both presentation orders agree -> that winner with the mean of
+  the two stated confidences; they disagree -> "TIE" with confidence 0.5
+  (:func:`judgelab.rubrics.combine_swapped_passes`). A pass whose judge states no confidence
+  counts as ``stated_default`` (1.0), so a judge without stated confidences gets 1.0 when
+  consistent and 0.5 when not;
+* member agreement: the panel aggregate's share of members voting for it (:mod:`judgelab.ensembles.panels`);
+* repeat spread: the share of repeats that give the modal verdict (scores: within ``tolerance``
+  of the median);
+* logprob mass: the probability of the chosen score value among the valid values at the score
+  token, read from the cached reply's logprobs (the table keeps only the expected score).
+
+Consolidated rows keep the judge and get condition ``"position_consolidated"`` (swap) or keep the
+condition with ``repeat`` NA (repeats), so they can be appended to the table they came from.
+Calibration against gold or human labels is in :mod:`judgelab.stats.calibration`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgelab import judgments
+from judgelab.engine.cache import RequestCache
+from judgelab.engine.logprobs import (  # the same score-token location as the expected score
+    _SCORE_KEY,
+    _token_at,
+)
+from judgelab.rubrics import combine_swapped_passes
+
+POSITION_CONDITION = "position_consolidated"
+_NA = "\x00NA"
+
+
+def _keyed(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    rows = rows.copy()
+    for k in keys:
+        rows[k] = rows[k].astype(object).where(rows[k].notna(), _NA)
+    return rows
+
+
+def _unkey(value: Any) -> Any:
+    return None if value == _NA else value
+
+
+def position_consistency(table: pd.DataFrame, *, judges: Sequence[str] | None = None,
+                         conditions: tuple[str, str] = ("original", "swapped"),
+                         stated_default: float = 1.0) -> pd.DataFrame:
+    """One consolidated pairwise row per judge x item x criterion x repeat from the two orders.
+
+    Rows with a winner in both ``conditions`` are combined by seed 002's rule; an item with an
+    unscored pass (or a missing one) gets an unscored consolidated row saying which pass failed.
+    ``detail`` keeps both pass winners and ``consistent``.
+    """
+    rows = table[table["condition"].isin(conditions) & table["side"].isna()]
+    if judges is not None:
+        rows = rows[rows["judge"].isin(list(judges))]
+    rows = rows[rows["winner"].notna() | (rows["status"] != "ok")]
+    if rows.empty:
+        raise ValueError(f"no pairwise verdict rows with condition in {conditions} to consolidate")
+    keys = ["run_id", "judge", "item_id", "criterion", "repeat"]
+    out = []
+    for key, group in _keyed(rows, keys).groupby(keys, sort=False):
+        base = {k: _unkey(v) for k, v in zip(keys, key, strict=True)}
+        first = group[group["condition"] == conditions[0]]
+        second = group[group["condition"] == conditions[1]]
+        base.update(condition=POSITION_CONDITION, rubric=group["rubric"].iloc[0],
+                    rubric_version=group["rubric_version"].iloc[0], created_at=pd.Timestamp.now(tz="UTC"),
+                    cost_usd=float(group.drop_duplicates("call_id")["cost_usd"].astype(float).sum(min_count=1)))
+        problem = _pass_problem(first, conditions[0]) or _pass_problem(second, conditions[1])
+        if problem:
+            status, reason = problem
+            out.append({**base, "status": status, "unscored_reason": reason})
+            continue
+        p1, p2 = first.iloc[0], second.iloc[0]
+        combined = combine_swapped_passes(
+            {"winner": p1["winner"], "confidence": _stated(p1["confidence"], stated_default)},
+            {"winner": p2["winner"], "confidence": _stated(p2["confidence"], stated_default)},
+        )
+        detail = {"consistent": combined["consistent"], "first_pass_winner": combined["first_pass_winner"],
+                  "second_pass_winner": combined["second_pass_winner"], "confidence_source": "position_consistency"}
+        out.append({**base, "status": "ok", "winner": combined["winner"], "verdict": combined["winner"],
+                    "confidence": combined["confidence"], "detail": detail})
+    return judgments.make_table(out)
+
+
+def _pass_problem(rows: pd.DataFrame, condition: str) -> tuple[str, str] | None:
+    if rows.empty:
+        return "parse_error", f"no {condition!r} pass to compare with"
+    if len(rows) > 1:
+        raise ValueError(f"several {condition!r} rows for one judge/item/criterion/repeat")
+    row = rows.iloc[0]
+    if row["status"] != "ok":
+        return str(row["status"]), f"the {condition!r} pass is unscored: {row['unscored_reason']}"
+    return None
+
+
+def _stated(value: Any, default: float) -> float:
+    return default if value is None or pd.isna(value) else float(value)
+
+
+def repeat_agreement(table: pd.DataFrame, *, tolerance: float = 0.5) -> pd.DataFrame:
+    """One row per judge x item x criterion x side x condition over its repeats (``repeat`` NA).
+
+    Winners: the modal winner (several modes -> "TIE"), confidence = share of scored repeats
+    giving it. Scores: the median, confidence = share of scored repeats within ``tolerance`` of it.
+    Unscored repeats count against agreement (they are in the denominator); all unscored -> unscored.
+    """
+    keys = ["run_id", "judge", "item_id", "criterion", "side", "condition"]
+    out = []
+    for key, group in _keyed(table, keys).groupby(keys, sort=False):
+        if len(group) < 2:
+            continue
+        base = {k: _unkey(v) for k, v in zip(keys, key, strict=True)}
+        base.update(rubric=group["rubric"].iloc[0], rubric_version=group["rubric_version"].iloc[0],
+                    created_at=pd.Timestamp.now(tz="UTC"))
+        ok = group[group["status"] == "ok"]
+        detail: dict[str, Any] = {"n_repeats": len(group), "n_scored": len(ok), "confidence_source": "repeat_spread"}
+        if ok.empty:
+            out.append({**base, "status": Counter(group["status"]).most_common(1)[0][0],
+                        "unscored_reason": f"all {len(group)} repeats are unscored", "detail": detail})
+        elif ok["winner"].notna().any():
+            tally = Counter(w for w in ok["winner"] if isinstance(w, str))
+            top = max(tally.values())
+            modes = [w for w, c in tally.items() if c == top]
+            winner = modes[0] if len(modes) == 1 else "TIE"
+            detail["votes"] = dict(tally)
+            out.append({**base, "status": "ok", "winner": winner, "verdict": winner,
+                        "confidence": tally.get(winner, top) / len(group), "detail": detail})
+        else:
+            scores = ok["score"].astype(float).to_numpy()
+            median = float(np.median(scores))
+            detail["scores"] = scores.tolist()
+            out.append({**base, "status": "ok", "score": median,
+                        "confidence": float(np.sum(np.abs(scores - median) <= tolerance)) / len(group),
+                        "detail": detail})
+    return judgments.make_table(out) if out else judgments.empty_table()
+
+
+def chosen_score_probability(tokens: list[dict[str, Any]] | None, scale: tuple[int, int],
+                             chosen: float) -> tuple[float | None, str]:
+    """P(chosen value) / P(any valid value) at the score token, or (None, why not)."""
+    if not tokens:
+        return None, "no logprobs in the reply"
+    text = "".join(t.get("token") or "" for t in tokens)
+    matches = list(_SCORE_KEY.finditer(text))
+    index = _token_at(tokens, matches[-1].start(1)) if matches else None
+    valid = {str(v): v for v in range(scale[0], scale[1] + 1)}
+    if index is None:
+        index = next((i for i in range(len(tokens) - 1, -1, -1) if (tokens[i].get("token") or "").strip() in valid),
+                     None)
+    if index is None:
+        return None, "no score token in the completion"
+    mass: dict[int, float] = {}
+    for alt in tokens[index].get("top_logprobs") or [tokens[index]]:
+        tok, lp = (alt.get("token") or "").strip(), alt.get("logprob")
+        if tok in valid and lp is not None and math.isfinite(lp):
+            mass[valid[tok]] = mass.get(valid[tok], 0.0) + math.exp(lp)
+    total = sum(mass.values())
+    if total <= 0:
+        return None, "no valid score value among the top logprobs"
+    return mass.get(int(chosen), 0.0) / total, "ok"
+
+
+def logprob_confidence(table: pd.DataFrame, cache: RequestCache | str, scale: tuple[int, int]) -> pd.DataFrame:
+    """A copy of ``table`` whose scored rows get ``confidence`` = the probability of their score.
+
+    Each row's reply is read from the request cache by ``call_id`` (run with ``logprobs=True``);
+    rows whose reply or logprobs are missing keep their confidence and get a ``confidence_note``
+    in ``detail`` saying why.
+    """
+    own = not isinstance(cache, RequestCache)
+    store = RequestCache(cache) if own else cache
+    out = table.copy()
+    try:
+        conf = out["confidence"].astype("Float64").copy()
+        details = out["detail"].astype(object).copy()
+        for idx, row in out.iterrows():
+            if row["status"] != "ok" or pd.isna(row["score"]):
+                continue
+            hit = store.get(str(row["call_id"])) if pd.notna(row["call_id"]) else None
+            prob, why = (None, "reply not in the cache") if hit is None else chosen_score_probability(
+                hit.get("logprobs"), scale, float(row["score"]))
+            d = judgments.detail(row)
+            if prob is None:
+                d["confidence_note"] = f"no logprob confidence: {why}"
+            else:
+                conf[idx] = prob
+                d["confidence_source"] = "logprob"
+            details[idx] = json.dumps(d, sort_keys=True, default=str)
+        out["confidence"], out["detail"] = conf, details
+    finally:
+        if own:
+            store.close()
+    return judgments.make_table(out)

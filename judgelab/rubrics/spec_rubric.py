@@ -1,0 +1,222 @@
+"""What every spec-driven rubric shares: params, template rendering, fingerprint, parse wrapper."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from judgelab.rubrics import parsing, prompting
+from judgelab.rubrics.base import JudgeRequest, Mode, ParsedRow, ParseFailure, RowKey
+from judgelab.rubrics.spec import Criterion, RubricSpec, RubricSpecError
+
+BUILTIN_DIR = Path(__file__).parent / "builtin"
+# Version of the library-computed verdict rules (one per kind module); part of every fingerprint.
+VERDICT_RULES_VERSION = "1"
+COMMON_PARAMS = frozenset({"temperature", "language", "max_tokens"})
+
+LANGUAGE_NAMES = {"en": "English", "it": "Italian", "fr": "French", "de": "German", "es": "Spanish", "pt": "Portuguese"}
+
+
+class SpecRubric:
+    """A rubric whose prompts and rules come from a :class:`RubricSpec`; subclasses add the code.
+
+    Subclasses set ``kind``, ``code_version`` (bump on any change to their prompt-building or
+    parsing code, since it is part of the fingerprint) and implement ``requests`` and ``_parse``.
+    """
+
+    kind: ClassVar[str] = ""
+    code_version: ClassVar[str] = "1"
+    extra_params: ClassVar[frozenset[str]] = frozenset()
+    output_formats: ClassVar[frozenset[str]] = frozenset({"json"})  # formats this kind's parser reads
+
+    def __init__(self, spec: RubricSpec, base_dir: Path, **params: Any) -> None:
+        unknown = sorted(set(params) - COMMON_PARAMS - self.extra_params)
+        if unknown:
+            allowed = ", ".join(sorted(COMMON_PARAMS | self.extra_params))
+            raise RubricSpecError(f"rubric {spec.name!r} does not accept parameter(s) {unknown}; it accepts: {allowed}")
+        self.params = dict(params)
+        spec = self._apply_common(spec, params)
+        spec = self.apply_params(spec, params)
+        self.spec = spec
+        self.base_dir = base_dir
+        self.name: str = spec.name
+        self.version: str = spec.version
+        self.mode: Mode = spec.mode
+        self.required_fields: tuple[str, ...] = tuple(spec.required_fields)
+        self.candidate_fields: tuple[str, ...] = tuple(spec.candidate_fields)
+        self.scale: tuple[int, int] | None = spec.scale.bounds if spec.scale else None
+        self.default_temperature: float | None = spec.temperature
+        self._env = prompting.make_environment()
+        self._templates = {"user": self._template_source(spec.templates.user)}
+        if spec.templates.system:
+            self._templates["system"] = self._template_source(spec.templates.system)
+        if spec.output.format not in self.output_formats:
+            raise RubricSpecError(f"rubric {spec.name!r}: field 'output.format': kind {self.kind!r} parses "
+                                  f"{', '.join(sorted(self.output_formats))}, not {spec.output.format!r}")
+        self.validate_options()
+
+    # ------------------------------------------------------------------ hooks for subclasses
+    def apply_params(self, spec: RubricSpec, params: Mapping[str, Any]) -> RubricSpec:
+        """Return the spec with kind-specific params applied (default: unchanged)."""
+        return spec
+
+    def validate_options(self) -> None:
+        """Check ``spec.options`` for this kind; raise RubricSpecError naming the problem."""
+
+    def requests(self, item: Mapping[str, Any], *, swapped: bool = False) -> list[JudgeRequest]:
+        raise NotImplementedError
+
+    def _parse(self, raw: str, request: JudgeRequest) -> list[ParsedRow]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ shared machinery
+    def parse(self, raw: str, request: JudgeRequest) -> list[ParsedRow]:
+        """Parse raw judge text into rows; ParseFailure (parse_error or refusal) with a reason."""
+        try:
+            return self._parse(raw, request)
+        except ParseFailure as failure:
+            raise parsing.classify_failure(raw, failure) from None
+
+    def _apply_common(self, spec: RubricSpec, params: Mapping[str, Any]) -> RubricSpec:
+        update: dict[str, Any] = {}
+        if "temperature" in params:
+            update["temperature"] = params["temperature"]
+        if "max_tokens" in params:
+            update["max_tokens"] = params["max_tokens"]
+        if "language" in params:
+            update["language"] = str(params["language"])
+        return spec.model_copy(update=update) if update else spec
+
+    def _template_source(self, ref: str) -> str:
+        if ref.endswith(".j2") and "\n" not in ref:
+            # "builtin:NAME.j2" lets a user's YAML anywhere reuse a built-in template
+            base = BUILTIN_DIR if ref.startswith("builtin:") else self.base_dir
+            path = (base / ref.removeprefix("builtin:")).resolve()
+            if not path.exists():
+                raise RubricSpecError(f"rubric {self.spec.name!r}: template file not found: {path}")
+            return path.read_text(encoding="utf-8")
+        return ref
+
+    @property
+    def language_name(self) -> str:
+        return LANGUAGE_NAMES.get(self.spec.language.lower(), self.spec.language)
+
+    def criteria_context(self, criteria: list[Criterion] | None = None) -> list[dict[str, Any]]:
+        """Criteria as plain dicts for templates (anchors sorted high to low, as the seeds list them)."""
+        out = []
+        for c in criteria if criteria is not None else self.spec.criteria:
+            out.append(
+                {
+                    "name": c.name,
+                    "label": c.label,
+                    "definition": c.definition,
+                    "weight": c.weight,
+                    "sub_criteria": [s.model_dump() for s in c.sub_criteria],
+                    "anchors": [(level, c.anchor_lines(level)) for level in sorted(c.anchors, reverse=True)],
+                    "anchors_ascending": [(level, c.anchor_lines(level)) for level in sorted(c.anchors)],
+                    "edge_cases": [e.model_dump() for e in c.edge_cases],
+                    "guidelines": list(c.guidelines),
+                }
+            )
+        return out
+
+    def base_context(self) -> dict[str, Any]:
+        scale = self.spec.scale
+        return {
+            "rubric": self.spec,
+            "criteria": self.criteria_context(),
+            "scale_min": scale.min if scale else None,
+            "scale_max": scale.max if scale else None,
+            "scale_anchors": sorted((scale.anchors if scale else {}).items(), reverse=True),
+            "language": self.spec.language,
+            "language_name": self.language_name,
+            "options": self.spec.options,
+        }
+
+    def render_messages(self, context: Mapping[str, Any]) -> list[dict[str, str]]:
+        ctx = {**self.base_context(), **context}
+        system = (
+            prompting.render(self._env, self._templates["system"], ctx, where=f"{self.name}/system")
+            if "system" in self._templates
+            else None
+        )
+        user = prompting.render(self._env, self._templates["user"], ctx, where=f"{self.name}/user")
+        return prompting.chat_messages(system, user)
+
+    def make_request(
+        self,
+        context: Mapping[str, Any],
+        expected_rows: tuple[RowKey, ...],
+        *,
+        swapped: bool = False,
+        logprob_criterion: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> JudgeRequest:
+        schema = self.response_schema()
+        response_format = None
+        if schema is not None:
+            response_format = {
+                "type": "json_schema",
+                "json_schema": {"name": f"{self.name}_output".replace("-", "_"), "schema": schema},
+            }
+        return JudgeRequest(
+            messages=self.render_messages(context),
+            expected_rows=expected_rows,
+            swapped=swapped,
+            response_format=response_format,
+            logprob_criterion=logprob_criterion,
+            max_tokens=self.spec.max_tokens,
+            meta=dict(meta or {}),
+        )
+
+    def response_schema(self) -> dict[str, Any] | None:
+        """The JSON schema sent as response_format (the spec's; subclasses may tighten it per parameters)."""
+        return self.spec.output.json_schema
+
+    def fingerprint(self) -> str:
+        """Hash of the spec (params applied), template texts and every code version involved."""
+        blob = json.dumps(
+            {
+                "spec": self.spec.model_dump(mode="json", exclude={"example", "description"}),
+                "templates": self._templates,
+                "kind": self.kind,
+                "code": [self.code_version, prompting.PROMPTING_VERSION, parsing.PARSING_VERSION,
+                         VERDICT_RULES_VERSION],
+                "extra": self.fingerprint_extra(),
+            },
+            sort_keys=True,
+            ensure_ascii=False,
+            default=str,
+        )
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+    def fingerprint_extra(self) -> Any:
+        """Anything else that changes a prompt (e.g. a few-shot pool); default none."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} v{self.version} ({self.mode})>"
+
+
+def is_missing(value: Any) -> bool:
+    """None or NaN (pandas turns an absent optional field into NaN)."""
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def item_text(item: Mapping[str, Any], field: str) -> str:
+    """An item field as prompt text (lists become bullet lines, dicts JSON, missing/NaN "")."""
+    value = item.get(field)
+    if is_missing(value):
+        return ""
+    if hasattr(value, "tolist") and not isinstance(value, str):  # numpy arrays from Parquet list columns
+        value = value.tolist()
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple):
+        return "\n".join(f"- {v}" for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)

@@ -1,0 +1,251 @@
+"""`judgelab reproduce`: regenerate every figure and table the notebooks show, from data, without notebooks.
+
+Each figure is written as PNG and PDF with a sidecar ``<name>.json`` (the notebook that shows it,
+its caption, the data's source repository and commit, the command and every parameter); each
+table as CSV. Resampling is seeded, so a rerun on the same data gives the same numbers. The live
+parts of the notebooks (the embedded SmolLM2 plumbing judge) are shown as tables there and are
+deliberately not figures: they demonstrate mechanics, not judge quality.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# No matplotlib.use() here: importing this module in Jupyter must not switch the notebook's backend.
+# Every figure is closed by judgelab.viz.plots and only ever saved, so no window opens on any backend.
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
+
+from judgelab.studies import figures, llmbar_study, openqa_study, summeval_study
+from judgelab.studies.paper import PAPER_CITATION, paper_table1
+from judgelab.viz import plots
+from judgelab.viz.style import DPI
+
+COMMAND = "judgelab reproduce"
+
+
+@dataclass
+class Artifact:
+    """One output: a figure (PNG+PDF+sidecar) or a table (CSV), and where it is shown."""
+
+    name: str
+    notebook: str  # the notebook(s) that show it, comma-separated
+    caption: str
+    sources: list[dict[str, str]]
+    figure: Figure | None = None
+    table: pd.DataFrame | None = None
+    tables: list[str] = field(default_factory=list)  # CSV names a figure is drawn from
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: str | None
+    n_resamples: int
+    seed: int
+
+
+def _ci(settings: Settings) -> str:
+    return f"95% percentile bootstrap CIs, {settings.n_resamples} resamples, seed {settings.seed}"
+
+
+def _src_text(sources: list[dict[str, str]]) -> str:
+    return "; ".join(f"{s['repo']}@{s['commit'][:12]}" for s in sources)
+
+
+def summeval_artifacts(settings: Settings) -> list[Artifact]:
+    """01_editorial_summary (and 00_quickstart): the paper's meta-evaluation redone on SummEval."""
+    study = summeval_study.load_study(settings.data_dir)
+    src = summeval_study.sources(study)
+    paper_src = [{"repo": "seed paper", "commit": "Table 1 as printed", "license": "quoted numbers",
+                  "location": PAPER_CITATION}]
+    nb = "01_editorial_summary"
+    kw = dict(n_resamples=settings.n_resamples, seed=settings.seed)
+    pooled = summeval_study.meta_evaluation(study, **kw)
+    per_criterion = summeval_study.meta_evaluation(study, by_criterion=True, **kw)
+    meta = pd.concat([pooled, per_criterion], ignore_index=True)
+    wide = summeval_study.meta_wide(pooled)
+    paper = paper_table1()
+    dist = summeval_study.score_distributions(study)
+    bias = summeval_study.positive_bias(study, **kw)
+    agreement = summeval_study.model_agreement(study, n_resamples=max(settings.n_resamples // 2, 200),
+                                               seed=settings.seed)
+    base = f"SummEval (1,200 summaries x 4 criteria; human = mean of 3 experts); data {_src_text(src)}."
+    ci = _ci(settings) + ", documents resampled"
+    quick = dist[(dist["judge"] == "gpt-3.5-turbo") & (dist["criterion"] == "coherence")]
+    quick_stat = per_criterion[(per_criterion["judge"] == "gpt-3.5-turbo") & (per_criterion["criterion"] ==
+                                                                             "coherence")]
+    return [
+        Artifact("summeval_meta", nb, "Per-judge MAE and Spearman rho (pooled and per criterion).", src, table=meta),
+        Artifact("summeval_meta_forest", nb, f"Table-1 style: MAE and rho vs the expert mean, pooled over criteria. "
+                 f"{base} {ci}.", src, figure=plots.meta_forest(pooled, caption_text=f"{base} {ci}."),
+                 tables=["summeval_meta"]),
+        Artifact("summeval_meta_by_criterion", nb, f"MAE and rho per criterion. {base} {ci}.", src,
+                 figure=plots.meta_forest(per_criterion, title="Judges vs human experts, per criterion",
+                                          caption_text=f"{base} {ci}."), tables=["summeval_meta"]),
+        Artifact("summeval_mae_vs_rho", nb, f"Figure-1 style. {base} {ci}.", src,
+                 figure=figures.mae_vs_rho(wide, title="SummEval: MAE vs Spearman's ρ",
+                                         caption_text=f"{base} {ci}."), tables=["summeval_meta"]),
+        Artifact("summeval_metric_vs_size", nb, f"Figures-2/3 style. {base} {ci}.", src,
+                 figure=figures.metric_vs_size(wide, title="SummEval: MAE and ρ vs judge size",
+                                             caption_text=f"{base} {ci}."), tables=["summeval_meta"]),
+        Artifact("paper_table1", nb, f"The seed paper's Table 1 as printed: {PAPER_CITATION}.", paper_src,
+                 table=paper),
+        Artifact("paper_vs_summeval", nb, f"Left: {PAPER_CITATION} (no CIs published; hollow = p >= 0.05). "
+                 f"Right: the same plot for the SummEval redo. {base} {ci}.", paper_src + src,
+                 figure=figures.paper_side_by_side(paper, wide, caption_text=f"Left: seed paper Table 1 as printed. "
+                                                 f"Right: {base} {ci}."), tables=["paper_table1", "summeval_meta"]),
+        Artifact("paper_metric_vs_size", nb, f"Figures 2-3 from the paper's Table 1: {PAPER_CITATION}.", paper_src,
+                 figure=figures.metric_vs_size(paper.rename(columns={"spearman_rho": "rho", "model": "judge"}),
+                                             title="Paper Table 1: MAE and ρ vs judge size",
+                                             caption_text="Seed paper Table 1 as printed (no CIs published)."),
+                 tables=["paper_table1"]),
+        Artifact("summeval_score_distributions", nb, "Score shares per judge and criterion.", src, table=dist),
+        Artifact("summeval_score_distributions_fig", nb, f"Figures-4/5/6 style. {base} Human bars pool the 3 "
+                 "experts' individual ratings.", src,
+                 figure=plots.score_distributions(dist, caption_text=f"{base} Human bars pool the 3 experts' "
+                                                  "individual 1-5 ratings."), tables=["summeval_score_distributions"]),
+        Artifact("summeval_positive_bias", nb, "Positive-bias tests per judge and criterion.", src, table=bias),
+        Artifact("summeval_positive_bias_fig", f"{nb}, 06_sycophancy_and_positive_bias", f"Mean judge - human per criterion. {base} {ci}; t-test, "
+                 "Wilcoxon and sign tests in the CSV.", src,
+                 figure=plots.positive_bias_forest(bias, caption_text=f"{base} {ci}."),
+                 tables=["summeval_positive_bias"]),
+        Artifact("summeval_model_agreement", nb, "Spearman rho between every pair of judges.", src, table=agreement),
+        Artifact("summeval_model_agreement_fig", nb, f"Model-to-model agreement. {base} Bands: the seed paper's "
+                 "(Negligible < 0.3 <= Low < 0.5 <= Medium < 0.7 <= High).", src,
+                 figure=plots.agreement_heatmap(agreement, caption_text=f"{base} Labels: agreement bands "
+                                                "(Negligible < .3 <= Low < .5 <= Medium < .7 <= High)."),
+                 tables=["summeval_model_agreement"]),
+        Artifact("quickstart_statistic", "00_quickstart", "gpt-3.5-turbo vs experts on coherence.", src,
+                 table=quick_stat),
+        Artifact("quickstart_coherence", "00_quickstart", f"gpt-3.5-turbo vs human experts, coherence. {base}",
+                 src, figure=plots.quickstart_scores(quick, title="SummEval coherence: gpt-3.5-turbo vs experts",
+                                                     caption_text=base), tables=["summeval_score_distributions"]),
+    ]
+
+
+def llmbar_artifacts(settings: Settings) -> list[Artifact]:
+    """05_position_and_length_bias: LLMBar accuracy, position consistency and length."""
+    runs = llmbar_study.load_runs(settings.data_dir)
+    src = llmbar_study.sources(runs)
+    nb = "05_position_and_length_bias"
+    accuracy = llmbar_study.accuracy_table(runs, n_resamples=settings.n_resamples, seed=settings.seed)
+    length = llmbar_study.length_table(runs)
+    base = f"LLMBar released GPT-4/ChatGPT verdicts, both orders; data {_src_text(src)}."
+    acc_ci = ("unreadable verdicts count as ties (LLMBar's convention); mean accuracy: " + _ci(settings) +
+              ", items resampled; consistency: exact Clopper-Pearson 95%")
+    return [
+        Artifact("llmbar_accuracy", nb, "pairwise_accuracy per split x judge x strategy.", src, table=accuracy),
+        Artifact("llmbar_accuracy_fig", nb, f"{base} {acc_ci}.", src,
+                 figure=plots.pairwise_accuracy_grid(accuracy, caption_text=f"{base} {acc_ci}."),
+                 tables=["llmbar_accuracy"]),
+        Artifact("llmbar_length", nb, "Length GLM per judge x strategy and for the gold labels.", src, table=length),
+        Artifact("llmbar_length_fig", nb, f"{base} Logistic GLM, Wald 95% CIs, cluster-robust by item.", src,
+                 figure=plots.length_effect(length, caption_text=f"{base} 5 LLMBar splits pooled; logistic GLM of "
+                                            "choosing output 1 on the word-count difference; Wald 95% CIs, "
+                                            "cluster-robust by item (judges)."), tables=["llmbar_length"]),
+    ]
+
+
+def openqa_artifacts(settings: Settings) -> list[Artifact]:
+    """04_reference_gold: OpenQA-eval judges against the human annotators."""
+    results = openqa_study.load_judges(settings.data_dir)
+    src = openqa_study.sources(results)
+    nb = "04_reference_gold"
+    agreement = openqa_study.agreement_table(results, n_resamples=settings.n_resamples, seed=settings.seed)
+    errors = openqa_study.error_counts(results)
+    base = f"OpenQA-eval NQ301 (1,490 question/answer pairs); data {_src_text(src)}."
+    ci = _ci(settings) + ", questions resampled"
+    return [
+        Artifact("openqa_agreement", nb, "Agreement and Cohen's kappa with the human verdict.", src, table=agreement),
+        Artifact("openqa_agreement_fig", nb, f"{base} {ci}.", src,
+                 figure=plots.agreement_forest(agreement, caption_text=f"{base} {ci}."), tables=["openqa_agreement"]),
+        Artifact("openqa_errors", nb, "Outcome counts per judge.", src, table=errors),
+        Artifact("openqa_errors_fig", nb, f"{base} Unscored: the reply starts with neither Yes nor No.", src,
+                 figure=plots.error_breakdown(errors, caption_text=f"{base} Unscored = the reply starts with neither "
+                                              "Yes nor No."), tables=["openqa_errors"]),
+    ]
+
+
+GROUPS: dict[str, Callable[[Settings], list[Artifact]]] = {
+    "summeval": summeval_artifacts,
+    "llmbar": llmbar_artifacts,
+    "openqa": openqa_artifacts,
+}
+
+
+def _write_figure(artifact: Artifact, out: Path, params: dict[str, Any]) -> list[Path]:
+    assert artifact.figure is not None
+    png, pdf, side = (out / f"{artifact.name}{ext}" for ext in (".png", ".pdf", ".json"))
+    # explicit bbox/dpi: the style's rc settings are no longer active here; no version/date stamps
+    artifact.figure.savefig(png, dpi=DPI, bbox_inches="tight", metadata={"Software": None})
+    artifact.figure.savefig(pdf, bbox_inches="tight", metadata={"CreationDate": None, "Producer": None})
+    plt.close(artifact.figure)
+    sidecar = {
+        "figure": artifact.name,
+        "files": [png.name, pdf.name],
+        "notebooks": [f"notebooks/{nb.strip()}.ipynb" for nb in artifact.notebook.split(",")],
+        "caption": artifact.caption,
+        "data_sources": [{k: v for k, v in s.items() if k != "location"} for s in artifact.sources],
+        "tables": [f"{t}.csv" for t in artifact.tables],
+        "command": params["command"],
+        "parameters": {k: v for k, v in params.items() if k != "command"},
+    }
+    side.write_text(json.dumps(sidecar, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return [png, pdf, side]
+
+
+def reproduce(out: str | os.PathLike[str] = "figures", data_dir: str | os.PathLike[str] | None = None, *,
+              n_resamples: int = 1000, seed: int = 0, groups: tuple[str, ...] | None = None) -> list[Path]:
+    """Regenerate every figure (PNG, PDF, sidecar JSON) and table (CSV) into ``out``; return the paths written.
+
+    ``data_dir``: the folder with LLMBar/, LLM_summeval/, OpenQA-eval/ (default ``$JUDGELAB_DATA_DIR``,
+    else the loaders download the pinned files). ``groups``: a subset of ``GROUPS`` (default all).
+    """
+    from judgelab import __version__
+
+    unknown = sorted(set(groups or ()) - set(GROUPS))
+    if unknown:
+        raise ValueError(f"unknown reproduce group(s) {unknown}; available: {', '.join(GROUPS)}")
+    if n_resamples < 100:
+        raise ValueError(f"n_resamples must be at least 100 for a usable interval, not {n_resamples}")
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    settings = Settings(None if data_dir is None else str(data_dir), n_resamples, seed)
+    written: list[Path] = []
+    index: list[Artifact] = []
+    for name in groups or tuple(GROUPS):
+        params = {"command": f"{COMMAND} --out {out_dir} --n-resamples {n_resamples} --seed {seed}",
+                  "group": name, "n_resamples": n_resamples, "seed": seed, "ci_level": 0.95,
+                  "judgelab_version": __version__}
+        for artifact in GROUPS[name](settings):
+            index.append(artifact)
+            if artifact.figure is not None:
+                written += _write_figure(artifact, out_dir, params)
+            if artifact.table is not None:
+                path = out_dir / f"{artifact.name}.csv"
+                artifact.table.to_csv(path, index=False, float_format="%.6g")
+                written.append(path)
+    written.append(_write_index(index, out_dir, n_resamples, seed))
+    return written
+
+
+def _write_index(artifacts: list[Artifact], out: Path, n_resamples: int, seed: int) -> Path:
+    """README.md in the output folder: every file, the notebook that shows it, and its caption."""
+    lines = ["# Figures and tables", "",
+             f"Written by `{COMMAND} --out {out.name} --n-resamples {n_resamples} --seed {seed}` from the released data "
+             "(never by running notebooks). Each figure has a PNG, a PDF and a sidecar JSON naming the data's "
+             "repository and commit, the command and every parameter.", "",
+             "| file | shown in | what it is |", "|---|---|---|"]
+    for a in artifacts:
+        files = f"`{a.name}.png` / `.pdf`" if a.figure is not None else f"`{a.name}.csv`"
+        caption_text = a.caption.replace("|", "/").replace("\n", " ")
+        lines.append(f"| {files} | {a.notebook} | {caption_text} |")
+    path = out / "README.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

@@ -1,0 +1,68 @@
+"""Batch runs against a LOCAL STAND-IN for the OpenAI Files + Batch endpoints (tests/engine/batch_standin.py):
+no provider can be reached here, so the stand-in plays the provider; the calls go through litellm's real
+file/batch client over HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+
+import litellm
+import pytest
+
+from judgelab import judgments
+from judgelab.engine.batch import BatchStateError, batch_run
+from tests.engine.batch_standin import BatchStandIn
+from tests.support.toy_rubrics import ToyDirect, ToyPairwise
+
+ITEMS = [{"item_id": f"i{i}", "answer": f"answer {i}"} for i in range(6)]
+
+
+def _reply(body):
+    text = body["messages"][-1]["content"]
+    if "answer 4" in text:
+        return None  # the provider fails this request
+    if "answer 5" in text:
+        return "not json"
+    return '{"score": 3}'
+
+
+def test_submit_then_resume_after_restart_collects_one_table(tmp_path):
+    litellm.register_model({"openai/batch-judge": {"input_cost_per_token": 2e-6, "output_cost_per_token": 4e-6,
+                                                   "input_cost_per_token_batches": 1e-6,
+                                                   "output_cost_per_token_batches": 2e-6,
+                                                   "litellm_provider": "openai", "mode": "chat"}})
+    state = tmp_path / "run.state.json"
+    with BatchStandIn(_reply, polls_until_done=3) as standin:
+        kw = dict(state_path=state, api_base=standin.base_url, api_key="sk-test", poll_interval=0.01)
+        first = batch_run(ITEMS, ToyDirect(), "openai/batch-judge", max_wait=0, **kw)
+        assert first.status == "validating" and first.table is None
+        saved = json.loads(state.read_text())
+        assert saved["batch_id"] == "batch-0" and saved["n_requests"] == 6
+        # "restart": a fresh call with the same arguments polls the saved batch instead of submitting again
+        second = batch_run(ITEMS, ToyDirect(), "openai/batch-judge", **kw)
+        assert standin.uploads == 1 and len(standin.batches) == 1 and standin.polls["batch-0"] == 3
+        # collecting again (e.g. after another restart) reads the finished batch without a new submission
+        third = batch_run(ITEMS, ToyDirect(), "openai/batch-judge", **kw)
+        assert len(standin.batches) == 1
+    t = second.table
+    judgments.validate(t)
+    assert second.status == "completed" and len(t) == 6
+    by_item = t.set_index("item_id")
+    assert (by_item.loc[[f"i{i}" for i in range(4)], "score"] == 3).all()
+    assert by_item.loc["i4", "status"] == "api_error" and "stand-in refused" in by_item.loc["i4", "unscored_reason"]
+    assert by_item.loc["i5", "status"] == "parse_error" and by_item.loc["i5", "raw_output"] == "not json"
+    # 50 prompt + 10 completion tokens per answered request at the registered batch prices
+    assert by_item.loc["i0", "cost_usd"] == pytest.approx(50 * 1e-6 + 10 * 2e-6)
+    assert third.table["score"].equals(t["score"])
+
+
+def test_pairwise_swap_batch_and_a_state_file_from_another_run(tmp_path):
+    items = [{"item_id": "p0", "answer_a": "x", "answer_b": "y"}]
+    with BatchStandIn(lambda body: "A") as standin:
+        kw = dict(state_path=tmp_path / "s.json", api_base=standin.base_url, api_key="k", poll_interval=0.01)
+        res = batch_run(items, ToyPairwise(), "openai/unpriced", swap=True, **kw)
+        assert set(zip(res.table["condition"], res.table["winner"], strict=True)) == {("original", "A"),
+                                                                                      ("swapped", "B")}
+        assert res.table["cost_usd"].isna().all()  # no batch price known: NaN, never 0
+        with pytest.raises(BatchStateError, match="different batch run"):
+            batch_run(ITEMS, ToyDirect(), "openai/unpriced", **kw)

@@ -1,0 +1,122 @@
+"""The explorers driven headless: set widget values as a user would, read the rendered HTML back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from judgelab.judgments import make_table
+from judgelab.viz.widgets import DisagreementBrowser, RubricExplorer, find_disagreements
+
+
+def _pairwise_table() -> pd.DataFrame:
+    base = {"run_id": "r", "rubric": "pairwise", "criterion": "overall", "repeat": 0}
+    rows = [
+        {**base, "item_id": "i1", "judge": "gold", "condition": "original", "status": "ok", "winner": "A"},
+        {**base, "item_id": "i2", "judge": "gold", "condition": "original", "status": "ok", "winner": "B"},
+        {**base, "item_id": "i3", "judge": "gold", "condition": "original", "status": "ok", "winner": "A"},
+        {**base, "item_id": "i1", "judge": "m", "condition": "original", "status": "ok", "winner": "A",
+         "raw_output": "Output (a)"},
+        {**base, "item_id": "i1", "judge": "m", "condition": "swapped", "status": "ok", "winner": "B",
+         "raw_output": "Output (a) <shown second>"},
+        {**base, "item_id": "i2", "judge": "m", "condition": "original", "status": "ok", "winner": "A"},
+        {**base, "item_id": "i2", "judge": "m", "condition": "swapped", "status": "ok", "winner": "A"},
+        {**base, "item_id": "i3", "judge": "m", "condition": "original", "status": "parse_error",
+         "unscored_reason": "no verdict found", "raw_output": "I cannot decide <b>"},
+    ]
+    return make_table(rows)
+
+
+ITEMS = pd.DataFrame({"item_id": ["i1", "i2", "i3"], "input": ["q1", "q2", "q3"],
+                      "output_1": ["first answer", "x", "y"], "output_2": ["second answer", "z", "w"]})
+
+
+def test_find_disagreements_flips_reference_and_unscored() -> None:
+    table = _pairwise_table()
+    flips = find_disagreements(table, "position flips", "m")
+    assert flips[["item_id", "original", "swapped"]].values.tolist() == [["i1", "A", "B"]]
+    wrong = find_disagreements(table, "judge vs reference", "m", reference="gold")
+    assert wrong["item_id"].tolist() == ["i2"]
+    unscored = find_disagreements(table, "unscored", "m")
+    assert unscored[["item_id", "unscored_reason"]].values.tolist() == [["i3", "no verdict found"]]
+    with pytest.raises(ValueError, match="unknown filter"):
+        find_disagreements(table, "everything", "m")
+    with pytest.raises(ValueError, match="judge 'x' has no rows"):
+        find_disagreements(table, "unscored", "x")
+
+
+def test_find_disagreements_on_scores_uses_the_threshold() -> None:
+    base = {"run_id": "r", "rubric": "s", "condition": "original", "repeat": 0, "status": "ok"}
+    table = make_table([
+        {**base, "item_id": "a", "criterion": "fluency", "judge": "human", "score": 4.0},
+        {**base, "item_id": "a", "criterion": "fluency", "judge": "j", "score": 1.0},
+        {**base, "item_id": "b", "criterion": "fluency", "judge": "human", "score": 3.0},
+        {**base, "item_id": "b", "criterion": "fluency", "judge": "j", "score": 4.0},
+    ])
+    assert find_disagreements(table, "judge vs reference", "j", threshold=1.0)["item_id"].tolist() == ["a", "b"]
+    hit = find_disagreements(table, "judge vs reference", "j", threshold=2.0)
+    assert hit[["item_id", "difference"]].values.tolist() == [["a", -3.0]]
+
+
+def test_disagreement_browser_follows_its_controls() -> None:
+    browser = DisagreementBrowser(_pairwise_table(), ITEMS)
+    assert browser.judge.options == ("m",) and browser.reference.value == "gold"
+    assert browser.matches.options == ("i2",) and "<b>1</b> item(s)" in browser.count.value
+    browser.kind.value = "position flips"
+    assert browser.matches.value == "i1"
+    view = browser.view.value
+    assert "first answer" in view and "second answer" in view  # candidates side by side
+    assert "Output (a) &lt;shown second&gt;" in view  # raw outputs, escaped
+    browser.kind.value = "unscored"
+    assert browser.matches.value == "i3" and "no verdict found" in browser.view.value
+    assert "I cannot decide &lt;b&gt;" in browser.view.value
+    browser.reference.value = "nobody"
+    browser.kind.value = "judge vs reference"
+    assert browser.matches.options == () and "nobody" in browser.count.value
+
+
+def test_disagreement_browser_on_released_llmbar_verdicts(data_dir: Path) -> None:
+    from judgelab.datasets import llmbar
+
+    run = llmbar("Natural", "ChatGPT", "Vanilla_NoRules", data_dir=data_dir)
+    browser = DisagreementBrowser(run.table, run.items)
+    browser.kind.value = "position flips"
+    flips = find_disagreements(run.table, "position flips", "ChatGPT")
+    assert len(browser.matches.options) == flips["item_id"].nunique() > 0
+    assert "output_1" in browser.view.value and "output_2" in browser.view.value
+
+
+def test_rubric_explorer_renders_the_prompt_of_the_chosen_item() -> None:
+    explorer = RubricExplorer(rubrics=["direct_score", "pairwise"])
+    assert explorer.rubric.value == "direct_score" and explorer.swap.disabled
+    assert "What causes seasons on Earth?" in explorer.prompt.value
+    explorer.rubric.value = "pairwise"
+    assert not explorer.swap.disabled
+    assert [label for label, _ in explorer.item.options][:2] == ["pw-1", "pw-2"]
+    explorer.item.value = 1
+    assert "boiling point of water" in explorer.prompt.value
+
+
+def test_rubric_explorer_with_own_items_and_without_any() -> None:
+    items = {"direct_score": [{"item_id": "mine", "prompt": "Say hi <now>", "response": "hi"}]}
+    explorer = RubricExplorer(rubrics=["direct_score"], items=items)
+    assert explorer.item.options == (("mine", 0),)
+    assert "Say hi &lt;now&gt;" in explorer.prompt.value
+    empty = RubricExplorer(rubrics=["direct_score"], items={"direct_score": []})
+    assert "no items" in empty.prompt.value
+    with pytest.raises(ValueError, match="has no items"):
+        empty.current_item()
+
+
+@pytest.mark.local_model
+def test_rubric_explorer_runs_the_embedded_judge(tmp_path: Path) -> None:
+    explorer = RubricExplorer(rubrics=["direct_score"], cache=str(tmp_path / "cache.sqlite"))
+    explorer.max_tokens.value = 48
+    explorer.run_button.click()
+    table = explorer.table
+    assert table is not None and len(table) >= 1 and set(table["item_id"]) == {"ds-1"}
+    assert "NOT a meaningful verdict" in explorer.status.value
+    assert "status" in explorer.parsed.value and "verdict" in explorer.verdict.value
+    assert explorer.raw.value.count("<pre") >= 1
