@@ -28,8 +28,8 @@ from judgelab.engine.items import read_items
 from judgelab.engine.runner import run
 from judgelab.ensembles.confidence import POSITION_CONDITION, position_consistency
 from judgelab.ensembles.panels import Panel
-from judgelab.stats._tidy import result_row, tidy_frame
 from judgelab.stats.bootstrap import bootstrap
+from judgelab.stats.tidy import result_row, tidy_frame
 
 EscalateWhen = float | str | Callable[[pd.DataFrame], Sequence[bool] | np.ndarray | pd.Series]
 ORDERS = ("original", "swapped")

@@ -4,11 +4,15 @@ Every public function takes arrays, or ``data=`` (a long DataFrame, or the judgm
 plus column (or judge) names, and returns a tidy DataFrame with at least
 ``metric, estimate, ci_low, ci_high, p_value, n, method`` (``method`` names the exact interval).
 On a judgments table only rows with status "ok" are used and the excluded count is reported.
+Every interval's level is ``ci_level=``; a parameter naming the reference rater (human or gold
+labels) is ``gold=``; every ``n_resamples`` defaults to :data:`DEFAULT_RESAMPLES`. The conventions
+are written out in ``docs/conventions.md``.
 """
 
 from judgelab.stats.agreement import cohen_kappa, fleiss_kappa, percent_agreement
 from judgelab.stats.bias import positive_bias, score_distributions
 from judgelab.stats.bootstrap import (
+    DEFAULT_RESAMPLES,
     BootstrapResult,
     bootstrap,
     bootstrap_ci,
@@ -45,6 +49,7 @@ from judgelab.stats.power import n_for_correlation, n_for_correlation_difference
 
 __all__ = [
     "AGREEMENT_THRESHOLDS",
+    "DEFAULT_RESAMPLES",
     "BootstrapResult",
     "THREE_LEVEL_THRESHOLDS",
     "adjust_pvalues",

@@ -4,7 +4,8 @@ Rules every public statistic follows:
 - ``data`` given and a variable is a string: it names a column of ``data``; on a judgments table
   a string that is not a column names a judge, and the table is paired with :func:`pair_judges`.
 - A frame with a ``status`` column contributes only rows with status "ok"; the count of
-  excluded rows is reported (``n_unscored_excluded``).
+  excluded rows is reported (``n_unscored_excluded``). A frame paired by :func:`pair_judges`
+  carries that count in its ``n_unscored`` column.
 - Rows where any variable (or the cluster) is missing are dropped together and counted
   (``n_missing_dropped``); the statistic reports the ``n`` it actually used.
 """
@@ -18,7 +19,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.stats.pairing import UNSCORED_ATTR, is_judgments_table, pair_judges
+from judgelab.judgments import is_scored
+from judgelab.stats.pairing import UNSCORED_COLUMN, is_judgments_table, pair_judges
+
+__all__ = ["Resolved", "drop_unscored", "long_ratings", "resolve"]
 
 
 @dataclass
@@ -44,17 +48,17 @@ class Resolved:
         return ctx
 
 
-def scored_rows(data: pd.DataFrame) -> tuple[pd.DataFrame, int | None]:
+def drop_unscored(data: pd.DataFrame) -> tuple[pd.DataFrame, int | None]:
     """Only the rows with status "ok" and how many others were excluded (None: the frame has no status)."""
     if "status" not in data.columns:
         return data, None
-    ok = (data["status"] == "ok").fillna(False).to_numpy(dtype=bool)
+    ok = is_scored(data)
     return data[ok], int((~ok).sum())
 
 
 def long_ratings(data: pd.DataFrame, columns: tuple[str, ...]) -> tuple[pd.DataFrame, int | None]:
     """A long ratings frame reduced to its scored rows, after checking it has the named columns."""
-    data, n_unscored = scored_rows(data)
+    data, n_unscored = drop_unscored(data)
     for col in columns:
         if col not in data.columns:
             raise ValueError(f"column {col!r} is not in the data frame")
@@ -69,14 +73,16 @@ def resolve(
     labels: Mapping[str, Any] | None = None,
     numeric: bool = True,
     table_value: str = "score",
+    n_unscored_excluded: int | None = None,
 ) -> Resolved:
     """Resolve named variables (arrays or column/judge names) into aligned, missing-free arrays.
 
     ``labels`` are extra grouping columns (system, item ...), kept as objects and aligned too.
     ``table_value`` is the judgments-table column compared when variables name judges.
+    ``n_unscored_excluded``: unscored rows the caller already left out of ``data`` (reported).
     """
     labels = dict(labels or {})
-    n_unscored: int | None = None
+    n_unscored = n_unscored_excluded
     cluster_name = cluster if isinstance(cluster, str) else None
     if data is not None:
         if not isinstance(data, pd.DataFrame):
@@ -87,11 +93,10 @@ def resolve(
             keep = [k for k in wanted if isinstance(k, str) and k in data.columns]
             keep = list(dict.fromkeys(k for k in keep if k not in ("item_id", "criterion", "side")))
             data = pair_judges(data, names, keep=keep, value=table_value)
-            n_unscored = data.attrs.get(UNSCORED_ATTR)
-        elif "status" in data.columns:
-            data, n_unscored = scored_rows(data)
-        elif UNSCORED_ATTR in data.attrs:
-            n_unscored = int(data.attrs[UNSCORED_ATTR])
+        if "status" in data.columns:
+            data, n_unscored = drop_unscored(data)
+        elif UNSCORED_COLUMN in data.columns:  # a frame paired by pair_judges / pair_conditions
+            n_unscored = int(data[UNSCORED_COLUMN].sum())
     arrays = {name: _column(value, data, name, numeric) for name, value in variables.items()}
     cluster_arr = None if cluster is None else _column(cluster, data, "cluster", numeric=False)
     label_arrs = {name: _column(value, data, name, numeric=False) for name, value in labels.items()}

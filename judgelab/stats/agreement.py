@@ -16,8 +16,11 @@ import pandas as pd
 from scipy import special
 
 from judgelab.stats._inputs import long_ratings, resolve
-from judgelab.stats._tidy import join_notes, result_row, tidy_frame
-from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Interval, Seed, bootstrap
+from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, IndexStatistic, Interval, Seed, bootstrap
+from judgelab.stats.tidy import join_notes, result_row, tidy_frame
+
+__all__ = ["KappaWeights", "agreement_statistic", "cohen_kappa", "fleiss_kappa", "kappa_statistic", "label_codes",
+           "percent_agreement", "rating_counts"]
 
 KappaWeights = Literal["linear", "quadratic"] | None
 
@@ -71,6 +74,18 @@ def _kappa_from_counts(counts: np.ndarray, disagree: np.ndarray) -> np.ndarray:
     return kappa
 
 
+def agreement_statistic(x: np.ndarray, y: np.ndarray) -> IndexStatistic:
+    """Index statistic: the share of rows where the two label arrays are equal."""
+    same = (np.asarray(x) == np.asarray(y)).astype(float)
+    return lambda idx: same[idx].mean(axis=1)
+
+
+def kappa_statistic(cx: np.ndarray, cy: np.ndarray, k: int, weights: KappaWeights = None) -> IndexStatistic:
+    """Index statistic: Cohen's kappa of two integer-coded label arrays over ``k`` categories."""
+    disagree = _disagreement_weights(k, weights)
+    return lambda idx: _kappa_from_counts(_confusion_counts(cx, cy, idx, k), disagree)
+
+
 def _kappa_null_p(counts: np.ndarray, disagree: np.ndarray, kappa: float) -> float:
     """Two-sided z-test of kappa = 0 with the null variance of Fleiss, Cohen & Everitt (1969)."""
     n = counts.sum()
@@ -100,8 +115,7 @@ def percent_agreement(
     """Share of rows where the two raters give the same label; bootstrap CI, no test."""
     res = resolve(data, {"x": x, "y": y}, cluster=cluster, numeric=False, table_value=value)
     (cx, cy), _ = label_codes([res.values["x"], res.values["y"]])
-    same = (cx == cy).astype(float)
-    boot = bootstrap(lambda idx: same[idx].mean(axis=1), res.n, cluster=res.cluster, cluster_name=res.cluster_name,
+    boot = bootstrap(agreement_statistic(cx, cy), res.n, cluster=res.cluster, cluster_name=res.cluster_name,
                      interval=interval, n_resamples=n_resamples, ci_level=ci_level, seed=seed,
                      return_distribution=False)
     row = result_row("percent_agreement", boot.estimate, n=res.n, method=f"share of identical labels; CI: {boot.method}",
@@ -132,8 +146,7 @@ def cohen_kappa(
     (cx, cy), categories = label_codes([res.values["x"], res.values["y"]], labels)
     k = max(len(categories), 1)
     disagree = _disagreement_weights(k, weights)
-    stat = lambda idx: _kappa_from_counts(_confusion_counts(cx, cy, idx, k), disagree)  # noqa: E731
-    boot = bootstrap(stat, res.n, cluster=res.cluster, cluster_name=res.cluster_name, interval=interval,
+    boot = bootstrap(kappa_statistic(cx, cy, k, weights), res.n, cluster=res.cluster, cluster_name=res.cluster_name, interval=interval,
                      n_resamples=n_resamples, ci_level=ci_level, seed=seed, return_distribution=False)
     note = ""
     p_value = np.nan

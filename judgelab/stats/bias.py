@@ -16,8 +16,10 @@ import pandas as pd
 from scipy import stats
 
 from judgelab.stats._inputs import Resolved, resolve
-from judgelab.stats._tidy import join_notes, result_row, tidy_frame
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Interval, Seed, bootstrap
+from judgelab.stats.tidy import join_notes, result_row, tidy_frame
+
+__all__ = ["ZeroMethod", "positive_bias", "score_distributions"]
 
 ZeroMethod = Literal["wilcox", "pratt", "zsplit"]
 

@@ -25,14 +25,20 @@ import pandas as pd
 from scipy import special, stats
 
 from judgelab.stats._inputs import resolve
-from judgelab.stats._tidy import join_notes, result_row, tidy_frame
+from judgelab.stats.tidy import join_notes, result_row, tidy_frame
+
+__all__ = [
+    "DEFAULT_RESAMPLES", "BootstrapResult", "ClusterResampling", "IndexStatistic", "Interval", "Seed", "bootstrap",
+    "bootstrap_ci", "dense_codes", "kendall_statistic", "mean_statistic", "pearson_statistic", "resample_midranks",
+    "rowwise_pearson", "spearman_statistic", "vectorized_statistic",
+]
 
 IndexStatistic = Callable[[np.ndarray], np.ndarray]
 Interval = Literal["percentile", "bca"]
 ClusterResampling = Literal["clusters_then_rows", "clusters"]
 Seed = int | np.random.Generator | None
 
-DEFAULT_RESAMPLES = 10_000
+DEFAULT_RESAMPLES = 10_000  # the default of every n_resamples in judgelab (stats, probes, ensembles, studies)
 _CHUNK_ELEMENTS = 2_000_000  # index-matrix elements per batch: bounds memory at ~16 MB per array
 
 

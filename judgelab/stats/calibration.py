@@ -2,8 +2,8 @@
 
 A verdict is *correct* when it matches the gold (or human) label of its item: the same winner
 (pairwise) or the same score. A "TIE" verdict against an A/B gold label earns ``tie_credit``
-(default 0.5: breaking the tie by a coin would be right half the time), which is also what seed
-002's "inconsistent -> TIE with confidence 0.5" promises.
+(default 0.5: breaking the tie by a coin would be right half the time), which is also what the
+swap-consistency rule's "inconsistent -> TIE with confidence 0.5" promises.
 
 ECE = sum over bins of (n_bin / n) * |accuracy_bin - mean confidence_bin|, with ``n_bins`` equal-width
 bins on [0, 1] (``binning="uniform"``) or equal-count bins (``"quantile"``, edges from the data).
@@ -22,8 +22,16 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from judgelab.stats._tidy import result_row, tidy_frame
-from judgelab.stats.bootstrap import bootstrap
+from judgelab.judgments import is_scored
+from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap
+from judgelab.stats.tidy import result_row, tidy_frame
+
+__all__ = ["EXCLUSIONS", "CalibrationResult", "calibration", "correctness", "expected_calibration_error"]
+
+# why a verdict row cannot enter a calibration: the ``excluded`` value of :func:`correctness`, and the
+# count column each reason gets in the summary
+EXCLUSIONS: dict[str, str] = {"unscored": "n_unscored_excluded", "no confidence": "n_without_confidence",
+                              "no gold label": "n_without_gold"}
 
 Binning = Literal["uniform", "quantile"]
 
@@ -37,7 +45,7 @@ class CalibrationResult:
 def _gold_map(table: pd.DataFrame, gold: str | Mapping[str, object]) -> tuple[dict[tuple, object], str | None]:
     if isinstance(gold, Mapping):
         return {(str(k), "overall", None): v for k, v in gold.items()}, None
-    rows = table[(table["judge"] == gold) & (table["status"] == "ok")]
+    rows = table[(table["judge"] == gold) & is_scored(table)]
     if rows.empty:
         raise ValueError(f"no scored rows of gold judge {gold!r} in the table")
     out: dict[tuple, object] = {}
@@ -53,36 +61,36 @@ def _gold_map(table: pd.DataFrame, gold: str | Mapping[str, object]) -> tuple[di
 
 def correctness(table: pd.DataFrame, gold: str | Mapping[str, object] = "gold", *,
                 tie_credit: float = 0.5) -> pd.DataFrame:
-    """Scored rows with a confidence, plus ``correct`` (1, 0 or ``tie_credit``) against the gold label.
+    """Every judge row with ``correct`` (1, 0 or ``tie_credit``) against the gold label.
 
-    Returns columns judge, item_id, confidence, correct; ``attrs`` count the rows left out and why.
+    Returns columns judge, item_id, confidence, correct, excluded: ``excluded`` is "" for a usable
+    verdict, else why it cannot be scored ("unscored", "no confidence", "no gold label"; see
+    :data:`EXCLUSIONS`), and its ``correct`` is NaN.
     """
     labels, gold_judge = _gold_map(table, gold)
     rows = table if gold_judge is None else table[table["judge"] != gold_judge]
-    n_unscored = int((rows["status"] != "ok").sum())
-    rows = rows[rows["status"] == "ok"]
-    n_no_conf = int(rows["confidence"].isna().sum())
-    rows = rows[rows["confidence"].notna()]
     keys = [(str(i), str(c), None if pd.isna(s) else str(s))
             for i, c, s in zip(rows["item_id"], rows["criterion"], rows["side"], strict=True)]
     gold_values = [labels.get(k) for k in keys]
-    keep = np.array([g is not None for g in gold_values], dtype=bool)
-    correct = []
-    for winner, score, g in zip(rows["winner"], rows["score"], gold_values, strict=True):
-        if g is None:
-            correct.append(np.nan)
-        elif isinstance(winner, str):
-            correct.append(1.0 if winner == g else (tie_credit if winner == "TIE" and g != "TIE" else 0.0))
-        else:
-            correct.append(1.0 if (not pd.isna(score) and float(score) == g) else 0.0)
+    scored = is_scored(rows).to_numpy()
     conf = rows["confidence"].astype(float).to_numpy()
-    if ((conf < 0) | (conf > 1)).any():
+    has_conf = ~np.isnan(conf)
+    excluded = np.where(~scored, "unscored", np.where(~has_conf, "no confidence",
+                        np.where([g is None for g in gold_values], "no gold label", ""))).astype(object)
+    usable = excluded == ""
+    if ((conf[usable] < 0) | (conf[usable] > 1)).any():
         raise ValueError("confidence values must lie in [0, 1]")
-    out = pd.DataFrame({"judge": rows["judge"].to_numpy(dtype=object), "item_id": rows["item_id"].to_numpy(dtype=object),
-                        "confidence": conf, "correct": np.array(correct, dtype=float)})[keep]
-    out.attrs.update(n_unscored_excluded=n_unscored, n_without_confidence=n_no_conf,
-                     n_without_gold=int((~keep).sum()))
-    return out.reset_index(drop=True)
+    correct = [np.nan if not use else _credit(winner, score, g, tie_credit)
+               for use, winner, score, g in zip(usable, rows["winner"], rows["score"], gold_values, strict=True)]
+    return pd.DataFrame({"judge": rows["judge"].to_numpy(dtype=object), "item_id": rows["item_id"].to_numpy(dtype=object),
+                         "confidence": np.where(usable, conf, np.nan), "correct": np.array(correct, dtype=float),
+                         "excluded": excluded})
+
+
+def _credit(winner: object, score: object, gold: object, tie_credit: float) -> float:
+    if isinstance(winner, str):
+        return 1.0 if winner == gold else (tie_credit if winner == "TIE" and gold != "TIE" else 0.0)
+    return 1.0 if (not pd.isna(score) and float(score) == gold) else 0.0
 
 
 def _edges(conf: np.ndarray, n_bins: int, binning: Binning) -> np.ndarray:
@@ -111,14 +119,18 @@ def expected_calibration_error(confidence: Sequence[float] | np.ndarray, correct
 
 def calibration(table: pd.DataFrame, gold: str | Mapping[str, object] = "gold", *,
                 judges: Sequence[str] | None = None, n_bins: int = 10, binning: Binning = "uniform",
-                tie_credit: float = 0.5, n_resamples: int = 2000, ci_level: float = 0.95,
+                tie_credit: float = 0.5, n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95,
                 seed: int = 0) -> CalibrationResult:
-    """Reliability-diagram bins and ECE (bootstrap CI) per judge, against ``gold`` (a judge or item -> label)."""
+    """Reliability-diagram bins and ECE (bootstrap CI) per judge, against ``gold`` (a judge or item -> label).
+
+    Each judge's summary rows count its verdicts left out, by reason (see :data:`EXCLUSIONS`).
+    """
     if n_bins < 1:
         raise ValueError(f"n_bins must be positive, got {n_bins}")
-    data = correctness(table, gold, tie_credit=tie_credit)
+    verdicts = correctness(table, gold, tie_credit=tie_credit)
     if judges is not None:
-        data = data[data["judge"].isin(list(judges))]
+        verdicts = verdicts[verdicts["judge"].isin(list(judges))]
+    data = verdicts[verdicts["excluded"] == ""]
     if data.empty:
         raise ValueError("no scored verdicts with both a confidence and a gold label to calibrate")
     bin_frames, summary_rows = [], []
@@ -149,7 +161,8 @@ def calibration(table: pd.DataFrame, gold: str | Mapping[str, object] = "gold", 
         boot = bootstrap(ece_stat, len(part), cluster=items if clustered else None,
                          cluster_name="item_id" if clustered else None, n_resamples=n_resamples,
                          ci_level=ci_level, seed=seed, return_distribution=False)
-        context = {"judge": judge, **data.attrs}
+        reasons = verdicts.loc[verdicts["judge"] == judge, "excluded"]
+        context = {"judge": judge, **{column: int((reasons == why).sum()) for why, column in EXCLUSIONS.items()}}
         summary_rows.append(result_row("ece", boot.estimate, n=len(part), note=boot.note, **boot.fields(),
                                        method=f"expected calibration error, {k} {binning} bins; CI: {boot.method}",
                                        **context))

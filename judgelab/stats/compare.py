@@ -1,9 +1,9 @@
-"""Is judge A better than judge B? Paired comparisons against the same human labels, and p-value correction.
+"""Is judge A better than judge B? Paired comparisons against the same gold (or human) labels, and p-value correction.
 
-- :func:`compare_judges`: paired bootstrap of metric(A, human) - metric(B, human) on the same items
+- :func:`compare_judges`: paired bootstrap of metric(A, gold) - metric(B, gold) on the same items
   (the same resamples for both judges, clustered if asked);
 - :func:`dependent_correlation_test`: Williams' t and Steiger's z for two correlations sharing
-  the human variable, with Zou's (2007) CI for their difference;
+  the gold variable, with Zou's (2007) CI for their difference;
 - :func:`adjust_pvalues`: statsmodels ``multipletests`` over a tidy frame.
 """
 
@@ -17,36 +17,35 @@ from scipy import special, stats
 from statsmodels.stats.multitest import multipletests
 
 from judgelab.stats._inputs import resolve
-from judgelab.stats._tidy import join_notes, result_row, tidy_frame
-from judgelab.stats.agreement import _confusion_counts, _disagreement_weights, _kappa_from_counts, label_codes
+from judgelab.stats.agreement import agreement_statistic, kappa_statistic, label_codes
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, IndexStatistic, Interval, Seed, bootstrap
 from judgelab.stats.correlation import correlate, correlation_statistic
-from judgelab.stats.errors import ERROR_FUNCTIONS
+from judgelab.stats.errors import ERROR_FUNCTIONS, error_statistic
+from judgelab.stats.tidy import join_notes, result_row, tidy_frame
+
+__all__ = ["COMPARABLE_METRICS", "adjust_pvalues", "compare_judges", "dependent_correlation_test"]
 
 _LABEL_METRICS = ("kappa", "kappa_linear", "kappa_quadratic", "percent_agreement")
 _NUMERIC_METRICS = ("spearman", "pearson", "kendall", "mae", "rmse", "mean_signed_difference")
 COMPARABLE_METRICS: tuple[str, ...] = _NUMERIC_METRICS + _LABEL_METRICS
 
 
-def _metric_statistic(metric: str, judge: np.ndarray, reference: np.ndarray, k: int) -> IndexStatistic:
-    """Index statistic of metric(judge, reference); label metrics receive integer codes over k categories."""
+def _metric_statistic(metric: str, judge: np.ndarray, gold: np.ndarray, k: int) -> IndexStatistic:
+    """Index statistic of metric(judge, gold); label metrics receive integer codes over k categories."""
     if metric in ("spearman", "pearson", "kendall"):
-        return correlation_statistic(metric, judge, reference)  # type: ignore[arg-type]
+        return correlation_statistic(metric, judge, gold)  # type: ignore[arg-type]
     if metric in ERROR_FUNCTIONS:
-        diff, func = judge - reference, ERROR_FUNCTIONS[metric]
-        return lambda idx: func(diff[idx])
+        return error_statistic(metric, judge, gold)
     if metric == "percent_agreement":
-        same = (judge == reference).astype(float)
-        return lambda idx: same[idx].mean(axis=1)
+        return agreement_statistic(judge, gold)
     weights = {"kappa": None, "kappa_linear": "linear", "kappa_quadratic": "quadratic"}[metric]
-    disagree = _disagreement_weights(k, weights)  # type: ignore[arg-type]
-    return lambda idx: _kappa_from_counts(_confusion_counts(judge, reference, idx, k), disagree)
+    return kappa_statistic(judge, gold, k, weights)  # type: ignore[arg-type]
 
 
 def compare_judges(
     a: Any,
     b: Any,
-    reference: Any,
+    gold: Any,
     *,
     data: pd.DataFrame | None = None,
     metric: str = "spearman",
@@ -57,18 +56,17 @@ def compare_judges(
     ci_level: float = 0.95,
     seed: Seed = 0,
 ) -> pd.DataFrame:
-    """metric(a, reference), metric(b, reference) and their difference a - b, with paired bootstrap CIs.
+    """metric(a, gold), metric(b, gold) and their difference a - b, with paired bootstrap CIs.
 
-    Only items where a, b and the reference are all present are used, so both judges are
+    Only items where a, b and the gold label are all present are used, so both judges are
     scored on exactly the same items. The difference's p-value is the bootstrap two-sided
     p: 2 (c + 1) / (B + 1), c the smaller count of resampled differences at or beyond zero.
     """
     if metric not in COMPARABLE_METRICS:
         raise ValueError(f"unknown metric {metric!r}; use one of {list(COMPARABLE_METRICS)}")
     labels = metric in _LABEL_METRICS
-    res = resolve(data, {"a": a, "b": b, "reference": reference}, cluster=cluster, numeric=not labels,
-                  table_value=value)
-    va, vb, vr = res.values["a"], res.values["b"], res.values["reference"]
+    res = resolve(data, {"a": a, "b": b, "gold": gold}, cluster=cluster, numeric=not labels, table_value=value)
+    va, vb, vr = res.values["a"], res.values["b"], res.values["gold"]
     k = 0
     if labels:
         (va, vb, vr), categories = label_codes([va, vb, vr])
@@ -83,7 +81,7 @@ def compare_judges(
     names = {"a": _name(a, "a"), "b": _name(b, "b")}
     rows = []
     for part, boot in boots.items():
-        label = f"{metric} ({names[part]} vs reference)" if part != "difference" else \
+        label = f"{metric} ({names[part]} vs gold)" if part != "difference" else \
             f"{metric} difference ({names['a']} - {names['b']})"
         p_value, p_text = np.nan, ""
         if part == "difference":
@@ -115,20 +113,20 @@ def _name(value: Any, default: str) -> str:
 def dependent_correlation_test(
     a: Any,
     b: Any,
-    reference: Any,
+    gold: Any,
     *,
     data: pd.DataFrame | None = None,
     method: Literal["pearson", "spearman"] = "pearson",
     ci_level: float = 0.95,
 ) -> pd.DataFrame:
-    """Test r(reference, a) = r(reference, b) on the same items: Williams' t and Steiger's z rows.
+    """Test r(gold, a) = r(gold, b) on the same items: Williams' t and Steiger's z rows.
 
-    Estimate: r(ref, a) - r(ref, b); CI by Zou (2007) for overlapping dependent correlations.
+    Estimate: r(gold, a) - r(gold, b); CI by Zou (2007) for overlapping dependent correlations.
     Both tests are derived for Pearson r; with ``method="spearman"`` they are applied to rho as
     an approximation (stated in the note).
     """
-    res = resolve(data, {"a": a, "b": b, "reference": reference})
-    va, vb, vr = res.values["a"], res.values["b"], res.values["reference"]
+    res = resolve(data, {"a": a, "b": b, "gold": gold})
+    va, vb, vr = res.values["a"], res.values["b"], res.values["gold"]
     n = res.n
     r_a, _, note_a = correlate(vr, va, method)
     r_b, _, note_b = correlate(vr, vb, method)
@@ -141,10 +139,10 @@ def dependent_correlation_test(
     for test, (statistic, p_value, df) in (("williams_t", _williams(r_a, r_b, r_ab, n)),
                                            ("steiger_z", _steiger(r_a, r_b, r_ab, n))):
         desc = "Williams' t (df = n - 3)" if test == "williams_t" else "Steiger's z (pooled r)"
-        rows.append(result_row(f"{method} difference ({_name(a, 'a')} - {_name(b, 'b')}) vs reference",
+        rows.append(result_row(f"{method} difference ({_name(a, 'a')} - {_name(b, 'b')}) vs gold",
                                diff, n=n, ci_low=low, ci_high=high, p_value=p_value,
                                method=f"{desc}, two-sided; CI {ci_level:.0%}: Zou (2007)", note=note,
-                               test=test, statistic=statistic, df=df, r_ref_a=r_a, r_ref_b=r_b, r_a_b=r_ab,
+                               test=test, statistic=statistic, df=df, r_gold_a=r_a, r_gold_b=r_b, r_a_b=r_ab,
                                ci_level=ci_level, **res.context()))
     return tidy_frame(rows)
 

@@ -10,7 +10,6 @@ import pandas as pd
 from scipy import stats
 
 from judgelab.stats._inputs import Resolved, resolve
-from judgelab.stats._tidy import join_notes, result_row, tidy_frame
 from judgelab.stats.bootstrap import (
     DEFAULT_RESAMPLES,
     IndexStatistic,
@@ -21,6 +20,10 @@ from judgelab.stats.bootstrap import (
     pearson_statistic,
     spearman_statistic,
 )
+from judgelab.stats.tidy import join_notes, result_row, tidy_frame
+
+__all__ = ["Alternative", "CorrelationMethod", "correlate", "correlation", "correlation_row", "correlation_statistic",
+           "kendall", "metric_name", "pearson", "spearman"]
 
 CorrelationMethod = Literal["spearman", "kendall", "pearson"]
 Alternative = Literal["two-sided", "less", "greater"]

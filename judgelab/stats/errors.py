@@ -10,8 +10,10 @@ import pandas as pd
 from scipy import stats
 
 from judgelab.stats._inputs import Resolved, resolve
-from judgelab.stats._tidy import join_notes, result_row, tidy_frame
-from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Interval, Seed, bootstrap
+from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, IndexStatistic, Interval, Seed, bootstrap
+from judgelab.stats.tidy import join_notes, result_row, tidy_frame
+
+__all__ = ["ERROR_FUNCTIONS", "error_metrics", "error_statistic", "mae", "mean_signed_difference", "rmse"]
 
 ERROR_FUNCTIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     # each maps a (B, m) matrix of differences judge - human to B values
@@ -26,10 +28,15 @@ _DESCRIPTIONS = {
 }
 
 
+def error_statistic(metric: str, judge: np.ndarray, gold: np.ndarray) -> IndexStatistic:
+    """Index statistic of an error metric (a key of :data:`ERROR_FUNCTIONS`) of ``judge - gold``."""
+    diff, func = judge - gold, ERROR_FUNCTIONS[metric]
+    return lambda idx: func(diff[idx])
+
+
 def _error_row(res: Resolved, metric: str, boot_kwargs: dict[str, Any]) -> dict[str, Any]:
     diff = res.values["x"] - res.values["y"]
-    func = ERROR_FUNCTIONS[metric]
-    boot = bootstrap(lambda idx: func(diff[idx]), len(diff), cluster=res.cluster, cluster_name=res.cluster_name,
+    boot = bootstrap(error_statistic(metric, res.values["x"], res.values["y"]), len(diff), cluster=res.cluster, cluster_name=res.cluster_name,
                      return_distribution=False, **boot_kwargs)
     p_value, p_text, note = np.nan, "no test", ""
     if metric == "mean_signed_difference" and len(diff) >= 2:

@@ -17,7 +17,9 @@ from scipy import special, stats
 from statsmodels.stats.contingency_tables import mcnemar
 
 from judgelab.stats._inputs import resolve
-from judgelab.stats._tidy import result_row, tidy_frame
+from judgelab.stats.tidy import result_row, tidy_frame
+
+__all__ = ["flip_rate", "mcnemar_test"]
 
 
 def flip_rate(

@@ -16,7 +16,9 @@ import pandas as pd
 from scipy import stats
 
 from judgelab.stats._inputs import long_ratings
-from judgelab.stats._tidy import result_row, tidy_frame
+from judgelab.stats.tidy import result_row, tidy_frame
+
+__all__ = ["icc"]
 
 _DESCRIPTIONS = {
     "ICC1": "single rater, one-way random, absolute agreement",

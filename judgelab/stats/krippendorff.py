@@ -18,9 +18,11 @@ import numpy as np
 import pandas as pd
 
 from judgelab.stats._inputs import long_ratings
-from judgelab.stats._tidy import join_notes, result_row, tidy_frame
 from judgelab.stats.agreement import label_codes
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Interval, Seed, bootstrap
+from judgelab.stats.tidy import join_notes, result_row, tidy_frame
+
+__all__ = ["AlphaLevel", "krippendorff_alpha", "reliability_matrix"]
 
 AlphaLevel = Literal["nominal", "ordinal", "interval"]
 

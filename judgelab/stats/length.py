@@ -21,9 +21,11 @@ import statsmodels.api as sm
 from scipy import special
 
 from judgelab.stats._inputs import resolve
-from judgelab.stats._tidy import join_notes, result_row, tidy_frame
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Seed
 from judgelab.stats.correlation import CorrelationMethod, correlation_row
+from judgelab.stats.tidy import join_notes, result_row, tidy_frame
+
+__all__ = ["length_controlled_win_rate", "length_score_correlation"]
 
 _LABELS = {"A": 1.0, "B": 0.0, "TIE": 0.5}
 

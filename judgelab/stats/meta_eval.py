@@ -12,16 +12,17 @@ sampling the conclusion should survive.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgelab.stats._inputs import resolve
-from judgelab.stats._tidy import join_notes, result_row, tidy_frame
+from judgelab.stats._inputs import Resolved, resolve
 from judgelab.stats.bootstrap import (
     DEFAULT_RESAMPLES,
+    BootstrapResult,
     Interval,
     Seed,
     bootstrap,
@@ -29,6 +30,10 @@ from judgelab.stats.bootstrap import (
     rowwise_pearson,
 )
 from judgelab.stats.correlation import CorrelationMethod, correlate, correlation_row, metric_name
+from judgelab.stats.tidy import join_notes, result_row, tidy_frame
+
+__all__ = ["group_level_correlation", "meta_evaluation", "per_group_correlations", "system_level_correlation",
+           "system_pair_accuracy"]
 
 
 def per_group_correlations(
@@ -42,6 +47,10 @@ def per_group_correlations(
 ) -> pd.DataFrame:
     """One row per group: the within-group correlation and p-value, or NaN with the reason it was skipped."""
     res = resolve(data, {"x": x, "y": y}, labels={"group": group})
+    return _per_group(res, method, variant)
+
+
+def _per_group(res: Resolved, method: CorrelationMethod, variant: str) -> pd.DataFrame:
     frame = pd.DataFrame({"x": res.values["x"], "y": res.values["y"], "group": res.labels["group"]})
     rows = []
     for key, part in frame.groupby("group", sort=True):
@@ -69,12 +78,11 @@ def group_level_correlation(
 
     The CI resamples groups (their correlations are the units being averaged); no p-value.
     """
-    per_group = per_group_correlations(x, y, group, data=data, method=method, variant=variant)
-    used = per_group[~per_group["skipped"]]
-    values = used["estimate"].to_numpy()
+    res = resolve(data, {"x": x, "y": y}, labels={"group": group})
+    per_group = _per_group(res, method, variant)
+    values = per_group.loc[~per_group["skipped"], "estimate"].to_numpy()
     boot = bootstrap(mean_statistic(values), len(values), n_resamples=n_resamples, ci_level=ci_level,
                      interval=interval, seed=seed, return_distribution=False)
-    res = resolve(data, {"x": x, "y": y}, labels={"group": group})
     note = "" if len(values) else "no group had variation on both sides"
     row = result_row(
         f"group_mean_{metric_name(method, variant)}", float(values.mean()) if len(values) else np.nan,
@@ -82,6 +90,35 @@ def group_level_correlation(
         f"CI: {boot.method} over groups", note=join_notes(note, boot.note), **boot.fields(),
         n_groups_used=len(values), n_groups_skipped=int(per_group["skipped"].sum()), n_rows=res.n, **res.context())
     return tidy_frame([row])
+
+
+@dataclass(frozen=True)
+class _SystemMeans:
+    """Judge (x) and human (y) scores as items x systems matrices (NaN where absent), and the system means."""
+
+    res: Resolved
+    mx: np.ndarray
+    my: np.ndarray
+    systems: list[Any]
+    unit: str  # what the bootstrap resamples: "items", or "rows" when no item is given
+
+    @property
+    def means(self) -> tuple[np.ndarray, np.ndarray]:
+        with np.errstate(invalid="ignore"):
+            return np.nanmean(self.mx, axis=0), np.nanmean(self.my, axis=0)
+
+    def bootstrap(self, reduce: Any, boot_kwargs: dict[str, Any]) -> BootstrapResult:
+        """Bootstrap ``reduce(system means of x, system means of y)`` over items (or rows)."""
+        return bootstrap(_system_means_statistic(self.mx, self.my, reduce), self.mx.shape[0],
+                         return_distribution=False, **boot_kwargs)
+
+
+def _system_means(x: Any, y: Any, system: Any, item: Any, data: pd.DataFrame | None) -> _SystemMeans:
+    labels = {"system": system} if item is None else {"system": system, "item": item}
+    res = resolve(data, {"x": x, "y": y}, labels=labels)
+    mx, my, systems = _item_system_matrices(res.values["x"], res.values["y"], res.labels["system"],
+                                            res.labels.get("item"))
+    return _SystemMeans(res, mx, my, systems, "items" if item is not None else "rows")
 
 
 def _item_system_matrices(
@@ -148,22 +185,15 @@ def system_level_correlation(
 
     With ``item`` the CI resamples items (each carrying all its systems' rows); without it, rows.
     """
-    labels = {"system": system} if item is None else {"system": system, "item": item}
-    res = resolve(data, {"x": x, "y": y}, labels=labels)
-    mx, my, systems = _item_system_matrices(res.values["x"], res.values["y"], res.labels["system"],
-                                            res.labels.get("item"))
-    with np.errstate(invalid="ignore"):
-        means_x, means_y = np.nanmean(mx, axis=0), np.nanmean(my, axis=0)
-    estimate, p_value, note = correlate(means_x, means_y, method, variant)
-    stat = _system_means_statistic(mx, my, _rowwise_correlation(method, variant))
-    boot = bootstrap(stat, mx.shape[0], n_resamples=n_resamples, ci_level=ci_level, interval=interval, seed=seed,
-                     return_distribution=False)
-    unit = "items" if item is not None else "rows"
+    sm = _system_means(x, y, system, item, data)
+    estimate, p_value, note = correlate(*sm.means, method, variant)
+    boot = sm.bootstrap(_rowwise_correlation(method, variant),
+                        dict(n_resamples=n_resamples, ci_level=ci_level, interval=interval, seed=seed))
     row = result_row(
-        f"system_{metric_name(method, variant)}", estimate, n=len(systems), p_value=p_value,
-        method=f"{method} correlation of per-system means ({len(systems)} systems), p over systems; "
-        f"CI: {boot.method} over {unit}", note=join_notes(note, boot.note), **boot.fields(),
-        n_systems=len(systems), n_items=mx.shape[0], n_rows=res.n, **res.context())
+        f"system_{metric_name(method, variant)}", estimate, n=len(sm.systems), p_value=p_value,
+        method=f"{method} correlation of per-system means ({len(sm.systems)} systems), p over systems; "
+        f"CI: {boot.method} over {sm.unit}", note=join_notes(note, boot.note), **boot.fields(),
+        n_systems=len(sm.systems), n_items=sm.mx.shape[0], n_rows=sm.res.n, **sm.res.context())
     return tidy_frame([row])
 
 
@@ -184,23 +214,18 @@ def system_pair_accuracy(
     A pair counts as agreeing when the signs of the two mean differences match (so a tie agrees
     only with a tie). CI by bootstrap over items (or rows); no p-value (pairs are not independent).
     """
-    labels = {"system": system} if item is None else {"system": system, "item": item}
-    res = resolve(data, {"x": x, "y": y}, labels=labels)
-    mx, my, systems = _item_system_matrices(res.values["x"], res.values["y"], res.labels["system"],
-                                            res.labels.get("item"))
-    n_pairs = len(systems) * (len(systems) - 1) // 2
+    sm = _system_means(x, y, system, item, data)
+    n_pairs = len(sm.systems) * (len(sm.systems) - 1) // 2
     note = "" if n_pairs else "fewer than 2 systems: no pairs"
-    with np.errstate(invalid="ignore"):
-        means_x, means_y = np.nanmean(mx, axis=0), np.nanmean(my, axis=0)
+    means_x, means_y = sm.means
     estimate = float(_pair_agreement(means_x[None], means_y[None])[0]) if n_pairs else np.nan
-    boot = bootstrap(_system_means_statistic(mx, my, _pair_agreement), mx.shape[0], n_resamples=n_resamples,
-                     ci_level=ci_level, interval=interval, seed=seed, return_distribution=False)
-    unit = "items" if item is not None else "rows"
+    boot = sm.bootstrap(_pair_agreement, dict(n_resamples=n_resamples, ci_level=ci_level, interval=interval,
+                                              seed=seed))
     row = result_row(
         "system_pair_accuracy", estimate, n=n_pairs,
         method=f"share of {n_pairs} system pairs with the same sign of mean difference (tie agrees only with tie); "
-        f"CI: {boot.method} over {unit}", note=join_notes(note, boot.note) if n_pairs else note,
-        **boot.fields(), n_systems=len(systems), n_items=mx.shape[0], **res.context())
+        f"CI: {boot.method} over {sm.unit}", note=join_notes(note, boot.note) if n_pairs else note,
+        **boot.fields(), n_systems=len(sm.systems), n_items=sm.mx.shape[0], **sm.res.context())
     return tidy_frame([row])
 
 

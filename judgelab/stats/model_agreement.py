@@ -16,11 +16,15 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from judgelab.judgments import is_scored
 from judgelab.stats._inputs import resolve
-from judgelab.stats._tidy import tidy_frame
-from judgelab.stats.bootstrap import Seed
+from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Seed
 from judgelab.stats.correlation import CorrelationMethod, correlation_row
 from judgelab.stats.pairing import is_judgments_table
+from judgelab.stats.tidy import tidy_frame
+
+__all__ = ["AGREEMENT_THRESHOLDS", "THREE_LEVEL_THRESHOLDS", "agreement_label", "agreement_matrix",
+           "agreement_matrix_wide", "describe_thresholds"]
 
 # (lower bound, label), highest first: a rho gets the first label whose bound it reaches.
 AGREEMENT_THRESHOLDS: tuple[tuple[float, str], ...] = ((0.7, "High"), (0.5, "Medium"), (0.3, "Low"),
@@ -56,7 +60,7 @@ def agreement_matrix(
     value: str = "score",
     method: CorrelationMethod = "spearman",
     thresholds: Sequence[tuple[float, str]] = AGREEMENT_THRESHOLDS,
-    n_resamples: int = 2_000,
+    n_resamples: int = DEFAULT_RESAMPLES,
     ci_level: float = 0.95,
     seed: Seed = 0,
 ) -> pd.DataFrame:
@@ -80,7 +84,8 @@ def agreement_matrix(
         if table:  # resolve pairs the two judges on item x criterion x side, "ok" rows only
             res = resolve(data, {"x": a, "y": b}, table_value=value)
         else:
-            res = resolve(_pair_long(data, keys, judge, value, a, b), {"x": a, "y": b})
+            wide, n_unscored = _pair_long(data, keys, judge, value, a, b)
+            res = resolve(wide, {"x": a, "y": b}, n_unscored_excluded=n_unscored)
         row = correlation_row(res, method, n_resamples=n_resamples, ci_level=ci_level, seed=seed,
                               judge_a=a, judge_b=b)
         row["label"] = agreement_label(row["estimate"], thresholds)
@@ -103,17 +108,18 @@ def agreement_matrix_wide(result: pd.DataFrame, column: str = "estimate") -> pd.
     return matrix
 
 
+def _pair_long(data: pd.DataFrame, keys: list[str], judge: str, value: str, a: str,
+               b: str) -> tuple[pd.DataFrame, int | None]:
+    """Two judges side by side on shared keys, and how many unscored rows were left out.
 
-def _pair_long(data: pd.DataFrame, keys: list[str], judge: str, value: str, a: str, b: str) -> pd.DataFrame:
-    """Two judges side by side on shared keys; "ok" rows only when a status column exists."""
+    Only "ok" rows are used when a status column exists (else the count is None).
+    """
     rows = data[data[judge].isin([a, b])]
     n_unscored = None
     if "status" in rows.columns:
-        ok = (rows["status"] == "ok").fillna(False)
+        ok = is_scored(rows)
         n_unscored, rows = int((~ok).sum()), rows[ok]
     if rows.duplicated(subset=[*keys, judge]).any():
         raise ValueError(f"judges {a!r}/{b!r} have several rows per {keys}; aggregate or filter first")
     wide = rows.pivot(index=keys, columns=judge, values=value).reindex(columns=[a, b]).reset_index()
-    if n_unscored is not None:
-        wide.attrs["n_unscored_excluded"] = n_unscored
-    return wide
+    return wide, n_unscored

@@ -1,9 +1,9 @@
 """Turn the long judgments table into side-by-side columns (one per judge, or per condition) on shared rows.
 
 Statistics compare judges item by item, so they need the scores of two (or more) judges on
-the same key (item x criterion x pairwise side). Only rows with status "ok" are used; how
-many unscored rows were excluded is kept in ``frame.attrs["n_unscored_excluded"]`` so every
-statistic can report it.
+the same key (item x criterion x pairwise side). Only rows with status "ok" are compared; the
+paired frame says, in its ``n_unscored`` column, how many unscored rows each key had, so every
+statistic computed on it can report how many rows it excluded (the column's sum).
 """
 
 from __future__ import annotations
@@ -12,10 +12,14 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-UNSCORED_ATTR = "n_unscored_excluded"
+from judgelab.judgments import is_scored
+
+__all__ = ["DEFAULT_KEYS", "JUDGMENTS_MARKER_COLUMNS", "UNSCORED_COLUMN", "is_judgments_table", "pair_conditions",
+           "pair_judges"]
+
+UNSCORED_COLUMN = "n_unscored"  # per key: the unscored rows of the paired judges (or conditions)
 JUDGMENTS_MARKER_COLUMNS: frozenset[str] = frozenset({"item_id", "judge", "criterion", "status"})
 DEFAULT_KEYS: tuple[str, ...] = ("item_id", "criterion", "side")
-_NA_KEY = "\x00NA"  # stands in for a missing key value so that merges match NA with NA
 
 
 def is_judgments_table(data: pd.DataFrame) -> bool:
@@ -35,7 +39,9 @@ def pair_judges(
 ) -> pd.DataFrame:
     """One row per key in ``on``, one column per judge holding ``value`` (NaN where absent or unscored).
 
-    ``criterion`` / ``condition`` filter the table first. ``keep`` carries extra columns (e.g. a
+    A key's unscored rows are counted in the ``n_unscored`` column. ``criterion`` / ``condition``
+    filter the table first. A missing key value (e.g. ``side`` of a whole-answer row) matches a
+    missing one. ``keep`` carries extra columns (e.g. a
     document id to cluster on) from the table, taking the first value per key. Raises ValueError
     when a judge is absent or has several scored rows for one key (filter by condition/repeat first).
     """
@@ -85,11 +91,11 @@ def _side_by_side(
     missing = [n for n in names if n not in present]
     if missing:
         raise ValueError(f"{across}(s) {missing} have no rows in the judgments table (after filters)")
-    ok = rows["status"] == "ok"
-    n_unscored = int((~ok).sum())
+    ok = is_scored(rows)
     keys = list(on)
-    scored = _fill_keys(rows[ok], keys)
-    merged = _fill_keys(rows, keys)[keys + list(keep)].drop_duplicates(subset=keys, keep="first")
+    merged = rows[keys + list(keep)].drop_duplicates(subset=keys, keep="first")
+    unscored = rows.loc[~ok, keys].value_counts(dropna=False).rename(UNSCORED_COLUMN).reset_index()
+    scored = rows[ok]
     for name in names:
         part = scored[scored[across] == name]
         dup = part.duplicated(subset=keys, keep=False)
@@ -101,15 +107,8 @@ def _side_by_side(
             )
         values = pd.to_numeric(part[value], errors="coerce") if value == "score" else part[value]
         merged = merged.merge(part[keys].assign(**{name: values.to_numpy()}), on=keys, how="left")
-    for key in keys:
-        merged[key] = merged[key].where(merged[key] != _NA_KEY, None)
-    merged = merged.reset_index(drop=True)
-    merged.attrs[UNSCORED_ATTR] = n_unscored
-    return merged
-
-
-def _fill_keys(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    rows = rows.copy()
-    for key in keys:
-        rows[key] = rows[key].astype(object).where(rows[key].notna(), _NA_KEY)
-    return rows
+    merged = merged.merge(unscored, on=keys, how="left")
+    merged[UNSCORED_COLUMN] = merged[UNSCORED_COLUMN].fillna(0).astype("int64")
+    for key in keys:  # missing key values as None, whatever the table's dtype
+        merged[key] = merged[key].astype(object).where(merged[key].notna(), None)
+    return merged.reset_index(drop=True)

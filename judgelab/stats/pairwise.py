@@ -35,7 +35,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from judgelab.judgments import is_scored
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap
+from judgelab.stats.tidy import result_row, tidy_frame
+
+__all__ = ["METRICS", "POLICIES", "Policy", "pairwise_accuracy", "pairwise_policy_sensitivity"]
 
 Policy = Literal["exclude", "tie", "wrong"]
 POLICIES: tuple[Policy, ...] = ("exclude", "tie", "wrong")
@@ -57,7 +61,7 @@ def pairwise_accuracy(
     by: Sequence[str] = ("run_id", "judge"),
     conditions: tuple[str, str] = ("original", "swapped"),
     ci: Literal["exact", "bootstrap"] = "exact",
-    confidence: float = 0.95,
+    ci_level: float = 0.95,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
 ) -> pd.DataFrame:
@@ -65,7 +69,7 @@ def pairwise_accuracy(
 
     ``gold`` is the judge name of the gold rows in ``table`` or a mapping item_id -> "A"/"B"/"TIE".
     Returns one row per group of ``by`` and metric, with estimate, ci_low, ci_high, p_value, n,
-    n_correct, n_excluded, policy, method.
+    method, n_correct, n_items, n_excluded, policy.
     """
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
@@ -89,7 +93,7 @@ def pairwise_accuracy(
         if labels.isna().any():
             lacking = list(verdicts.index[labels.isna()][:5])
             raise ValueError(f"{int(labels.isna().sum())} judged items have no gold label (first: {lacking})")
-        frame = _score(verdicts, labels.to_numpy(dtype=object), policy, ci, confidence, n_resamples, seed)
+        frame = _score(verdicts, labels.to_numpy(dtype=object), policy, ci, ci_level, n_resamples, seed)
         for col, value in keys.items():
             frame.insert(0, col, value)
         out.append(frame)
@@ -118,7 +122,7 @@ def _gold_labels(
     table: pd.DataFrame, gold: str | Mapping[str, str] | pd.Series
 ) -> tuple[pd.Series, str | None]:
     if isinstance(gold, str):
-        rows = table[(table["judge"] == gold) & (table["status"] == "ok")]
+        rows = table[(table["judge"] == gold) & is_scored(table)]
         if rows.empty:
             raise ValueError(f"no scored gold rows with judge == {gold!r} in the table")
         pairs = rows[["item_id", "winner"]].drop_duplicates()
@@ -142,7 +146,7 @@ def _verdict_matrix(group: pd.DataFrame, conditions: tuple[str, str]) -> pd.Data
             f"{int(dup.sum())} items have more than one verdict per condition in one group; "
             "split repeats or criteria with `by`"
         )
-    scored = group["status"] == "ok"
+    scored = is_scored(group)
     bad = scored & ~group["winner"].isin(_VALID)
     if bad.any():
         raise ValueError(
@@ -165,7 +169,7 @@ def _score(
     gold: np.ndarray,
     policy: Policy,
     ci: str,
-    confidence: float,
+    ci_level: float,
     n_resamples: int,
     seed: int,
 ) -> pd.DataFrame:
@@ -204,14 +208,14 @@ def _score(
         k, n = num.sum(), den.sum()
         estimate = k / n if n else np.nan
         if ci == "exact" and metric != "accuracy_mean":
-            low, high = _clopper_pearson(int(k), int(n), confidence)
-            method = f"exact binomial (Clopper-Pearson) {confidence:.0%} CI"
+            low, high = _clopper_pearson(int(k), int(n), ci_level)
+            method = f"exact binomial (Clopper-Pearson) {ci_level:.0%} CI"
         else:
             boot = bootstrap(
                 _ratio_statistic(num, den),
                 len(num),
                 n_resamples=n_resamples,
-                ci_level=confidence,
+                ci_level=ci_level,
                 seed=seed,
                 return_distribution=False,
             )
@@ -222,28 +226,17 @@ def _score(
             if metric.startswith("accuracy_") and metric != "accuracy_mean" and n
             else np.nan
         )
-        rows.append(
-            {
-                "metric": metric,
-                "estimate": estimate,
-                "ci_low": low,
-                "ci_high": high,
-                "p_value": p_value,
-                "n": int(n),  # verdicts for accuracy_mean, items otherwise
-                "n_correct": int(k),
-                "n_items": len(v),
-                "n_excluded": int(len(v) * (2 if metric == "accuracy_mean" else 1) - n),
-                "policy": policy,
-                "method": method,
-            }
-        )
-    return pd.DataFrame(rows)
+        # n counts verdicts for accuracy_mean, items otherwise
+        rows.append(result_row(metric, estimate, n=int(n), ci_low=low, ci_high=high, p_value=p_value, method=method,
+                               n_correct=int(k), n_items=len(v),
+                               n_excluded=int(len(v) * (2 if metric == "accuracy_mean" else 1) - n), policy=policy))
+    return tidy_frame(rows)
 
 
-def _clopper_pearson(k: int, n: int, confidence: float) -> tuple[float, float]:
+def _clopper_pearson(k: int, n: int, ci_level: float) -> tuple[float, float]:
     if n == 0:
         return np.nan, np.nan
-    alpha = 1 - confidence  # Clopper-Pearson bounds are beta quantiles (same as binomtest's "exact")
+    alpha = 1 - ci_level  # Clopper-Pearson bounds are beta quantiles (same as binomtest's "exact")
     low = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
     high = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
     return low, high

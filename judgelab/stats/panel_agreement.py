@@ -1,4 +1,4 @@
-"""How much do panel members agree, and does the panel agree with humans better than its best member?
+"""How much do panel members agree, and does the panel agree with gold (or human) labels better than its best member?
 
 Both take the judgments table a panel run returns (or any table holding the members' rows).
 Units are item x criterion x side x condition x repeat; intervals resample items (a unit's
@@ -14,16 +14,19 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from judgelab.stats._tidy import result_row, tidy_frame
+from judgelab.judgments import is_scored
 from judgelab.stats.agreement import cohen_kappa
-from judgelab.stats.bootstrap import bootstrap
+from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap
 from judgelab.stats.krippendorff import krippendorff_alpha
+
+__all__ = ["member_agreement", "panel_vs_best_member"]
+from judgelab.stats.tidy import result_row, tidy_frame
 
 Metric = Literal["match", "abs_error"]
 
 
 def _value_column(rows: pd.DataFrame) -> str:
-    return "winner" if rows.loc[rows["status"] == "ok", "winner"].notna().any() else "score"
+    return "winner" if rows.loc[is_scored(rows), "winner"].notna().any() else "score"
 
 
 def _units(table: pd.DataFrame, judges: Sequence[str]) -> pd.DataFrame:
@@ -36,7 +39,7 @@ def _units(table: pd.DataFrame, judges: Sequence[str]) -> pd.DataFrame:
 
 
 def member_agreement(table: pd.DataFrame, judges: Sequence[str], *, level: str | None = None,
-                     n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+                     n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> pd.DataFrame:
     """Krippendorff's alpha over all members and Cohen's kappa for every pair, each with a bootstrap CI.
 
     ``level``: alpha's level ("nominal" for winners by default, "interval" for scores). Kappa rows
@@ -61,13 +64,14 @@ def member_agreement(table: pd.DataFrame, judges: Sequence[str], *, level: str |
     return pd.concat(frames, ignore_index=True)
 
 
-def panel_vs_best_member(table: pd.DataFrame, *, human: str = "human", members: Sequence[str] | None = None,
+def panel_vs_best_member(table: pd.DataFrame, *, gold: str = "human", members: Sequence[str] | None = None,
                          panel_judge: str | None = None, condition: str | None = "original",
-                         metric: Metric = "match", n_resamples: int = 2000, ci_level: float = 0.95,
+                         metric: Metric = "match", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95,
                          seed: int = 0) -> pd.DataFrame:
-    """Agreement with ``human`` of each member and of the panel, and panel minus best member (paired CI).
+    """Agreement with ``gold`` (the judge whose rows are the reference labels, human or gold) of each member
+    and of the panel, and panel minus best member (paired CI).
 
-    ``metric="match"``: share of units where the verdict equals the human label (an unscored verdict
+    ``metric="match"``: share of units where the verdict equals the gold label (an unscored verdict
     counts as no match); ``"abs_error"``: mean absolute score difference, reported negated so that a
     positive difference always means the panel agrees better. The best member is chosen on the same
     units (which favours it; the test is conservative for the panel). The difference's interval is a
@@ -75,29 +79,29 @@ def panel_vs_best_member(table: pd.DataFrame, *, human: str = "human", members: 
     resampled differences on the other side of 0.
     """
     judges = set(table["judge"].dropna().astype(str))
-    if human not in judges:
-        raise ValueError(f"no rows of human judge {human!r} in the table")
+    if gold not in judges:
+        raise ValueError(f"no rows of gold judge {gold!r} in the table")
     panel_judge = panel_judge or next((j for j in sorted(judges) if j.startswith("panel:")), None)
     if panel_judge is None or panel_judge not in judges:
         raise ValueError("no panel rows in the table; name them with panel_judge=")
     members = list(members) if members is not None else sorted(
-        j for j in judges if j not in (human, panel_judge) and not j.startswith(("panel:", "human", "gold")))
+        j for j in judges if j not in (gold, panel_judge) and not j.startswith(("panel:", "human", "gold")))
     if not members:
         raise ValueError("no member judges to compare with")
     rows = table if condition is None else table[table["condition"].isin([condition])]
-    human_rows = table[(table["judge"] == human) & (table["status"] == "ok")]
-    value = _value_column(human_rows)
+    gold_rows = table[(table["judge"] == gold) & is_scored(table)]
+    value = _value_column(gold_rows)
     keys = ["item_id", "criterion", "side"]
-    truth = human_rows.drop_duplicates(keys).set_index(keys)[value]
+    truth = gold_rows.drop_duplicates(keys).set_index(keys)[value]
     if truth.empty:
-        raise ValueError(f"human judge {human!r} has no scored labels")
+        raise ValueError(f"gold judge {gold!r} has no scored labels")
     scores: dict[str, np.ndarray] = {}
     for judge in [*members, panel_judge]:
         part = rows[rows["judge"] == judge]
         if part.duplicated(keys).any():
             raise ValueError(f"judge {judge!r} has several rows per item; pick one condition and repeat")
         mine = part.set_index(keys)
-        verdict = mine[value].where(mine["status"] == "ok").reindex(truth.index)
+        verdict = mine[value].where(is_scored(mine)).reindex(truth.index)
         if metric == "match":
             scores[judge] = np.array([float(v == t) if isinstance(v, str) or pd.notna(v) else 0.0
                                       for v, t in zip(verdict, truth, strict=True)])
@@ -113,11 +117,11 @@ def panel_vs_best_member(table: pd.DataFrame, *, human: str = "human", members: 
     clustered = len(set(items)) < len(items)
     boot_kw = dict(cluster=items if clustered else None, cluster_name="item_id" if clustered else None,
                    n_resamples=n_resamples, ci_level=ci_level, seed=seed)
-    label = "agreement (share matching the human label)" if metric == "match" else "negated mean absolute error"
+    label = f"agreement (share matching the {gold} label)" if metric == "match" else "negated mean absolute error"
     out = []
     for judge, s in scores.items():
         b = bootstrap(lambda idx, s=s: s[idx].mean(axis=1), len(s), return_distribution=False, **boot_kw)
-        out.append(result_row(f"agreement_with_{human}", b.estimate, n=len(s), method=f"{label}; CI: {b.method}",
+        out.append(result_row(f"agreement_with_{gold}", b.estimate, n=len(s), method=f"{label}; CI: {b.method}",
                               judge=judge, n_missing_dropped=n_dropped, **b.fields()))
     best = max(members, key=lambda j: scores[j].mean())
     diff = scores[panel_judge] - scores[best]

@@ -6,15 +6,17 @@ with the achieved power and every assumption written out in ``method`` / ``assum
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from judgelab.stats._tidy import result_row, tidy_frame
+from judgelab.stats.correlation import Alternative
+from judgelab.stats.tidy import result_row, tidy_frame
 
-Alternative = Literal["two-sided", "greater", "less"]
+__all__ = ["kappa_variance_factor", "n_for_correlation", "n_for_correlation_difference", "n_for_flip_rate",
+           "n_for_kappa"]
 
 
 def _z(p: float) -> float:

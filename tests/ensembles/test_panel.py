@@ -48,7 +48,7 @@ def test_panel_beats_its_best_member_only_when_it_should(tmp_path):
     with server() as srv:
         table = panel(_members(srv.base_url)).run(ITEMS, ToyPairwise(), cache=False, progress=False)
     table = pd.concat([table, _human_rows(ITEMS)], ignore_index=True)
-    res = panel_vs_best_member(table, human="human", n_resamples=500)
+    res = panel_vs_best_member(table, gold="human", n_resamples=500)
     diff = res[res["metric"] == "panel_minus_best_member"].iloc[0]
     # the best member (a right one) is perfect, like the panel: difference exactly 0
     assert diff["best_member"] in ("right1", "right2") and diff["estimate"] == 0.0

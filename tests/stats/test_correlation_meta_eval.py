@@ -92,7 +92,7 @@ def _summary_table() -> pd.DataFrame:
 def test_judgments_table_input_uses_only_ok_rows_and_reports_exclusions() -> None:
     table = _summary_table()
     wide = pair_judges(table, ["gpt", "human"], keep=["document_id"])
-    assert wide.attrs["n_unscored_excluded"] == 1 and len(wide) == 160
+    assert wide["n_unscored"].sum() == 1 and len(wide) == 160
     out = spearman("gpt", "human", data=table, cluster="document_id", **FAST).iloc[0]
     keep = wide["gpt"].notna()
     assert out["n"] == 159 and out["n_unscored_excluded"] == 1 and out["n_missing_dropped"] == 1

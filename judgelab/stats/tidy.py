@@ -1,8 +1,9 @@
-"""The one builder of the tidy result frames every public statistic returns.
+"""The one builder of the tidy result frames every public statistic and every probe returns.
 
 Every row carries ``metric, estimate, ci_low, ci_high, p_value, n, method``; context columns
-(``ci_level``, ``n_resamples``, counts of excluded rows, ``note`` ...) follow in the order they
-first appear, and ``note`` always comes last so a reader sees why a value is NaN.
+(``ci_level``, ``n_resamples``, counts of excluded rows, a probe's ``condition`` and ``policy`` ...)
+follow in the order they first appear, and ``note`` always comes last so a reader sees why a value
+is NaN.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pandas as pd
+
+__all__ = ["BASE_COLUMNS", "join_notes", "result_row", "tidy_frame"]
 
 BASE_COLUMNS: tuple[str, ...] = ("metric", "estimate", "ci_low", "ci_high", "p_value", "n", "method")
 _FLOAT_COLUMNS = ("estimate", "ci_low", "ci_high", "p_value")
@@ -51,16 +54,23 @@ def _as_float(value: Any) -> float:
     return float(value)
 
 
-def tidy_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """Assemble rows into a frame: base columns first, context columns next, ``note`` last."""
+def tidy_frame(rows: Iterable[Mapping[str, Any]], *, defaults: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """Assemble rows into a frame: base columns first, context columns next, ``note`` last.
+
+    ``defaults``: context columns every frame has (first among the context columns, in this order),
+    with the value a row that lacks one gets (e.g. a probe's ``condition`` and ``policy``, "" when
+    a row has none).
+    """
     rows = list(rows)
-    extra: list[str] = []
+    defaults = dict(defaults or {})
+    extra: list[str] = list(defaults)
     for row in rows:
         for key in row:
             if key not in BASE_COLUMNS and key != "note" and key not in extra:
                 extra.append(key)
     columns = list(BASE_COLUMNS) + extra + ["note"]
-    frame = pd.DataFrame([{c: row.get(c, NAN if c != "note" else "") for c in columns} for row in rows], columns=columns)
+    fill = {**{c: NAN for c in columns}, **defaults, "note": ""}
+    frame = pd.DataFrame([{c: row.get(c, fill[c]) for c in columns} for row in rows], columns=columns)
     for col in _FLOAT_COLUMNS:
         frame[col] = frame[col].astype("float64")
     frame["n"] = frame["n"].astype("int64")
