@@ -5,6 +5,10 @@ Every probe is ``judgelab.probes.<name>(items, rubric, model, **run_options) -> 
 run options are those of :func:`judgelab.run`: api_base, cache, concurrency, ...), and its module
 has an analysis-only ``analyze(table, ...)`` that computes the same summary from an existing
 judgments table, without calls (e.g. ``position.analyze(llmbar(...).table)``).
+
+A probe reports like every statistic: its ``summary`` is a tidy frame with ``metric, estimate,
+ci_low, ci_high, p_value, n, method``, plus ``condition`` and ``policy``, then ``note``
+(:data:`judgelab.probes.result.SUMMARY_COLUMNS`); ``result.metric(name, condition)`` picks one row.
 """
 
 from __future__ import annotations
@@ -13,33 +17,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from judgelab.probes import (
-    authority as _authority,
-)
-from judgelab.probes import (
-    injection as _injection,
-)
-from judgelab.probes import (
-    length as _length,
-)
-from judgelab.probes import (
-    position as _position,
-)
-from judgelab.probes import (
-    positive_bias as _positive_bias,
-)
-from judgelab.probes import (
-    repeats as _repeats,
-)
-from judgelab.probes import (
-    scale_order as _scale_order,
-)
-from judgelab.probes import (
-    self_preference as _self_preference,
-)
-from judgelab.probes import (
-    sycophancy as _sycophancy,
-)
+from judgelab.probes import authority as _authority
+from judgelab.probes import injection as _injection
+from judgelab.probes import length as _length
+from judgelab.probes import position as _position
+from judgelab.probes import positive_bias as _positive_bias
+from judgelab.probes import repeats as _repeats
+from judgelab.probes import scale_order as _scale_order
+from judgelab.probes import self_preference as _self_preference
+from judgelab.probes import sycophancy as _sycophancy
 from judgelab.probes.result import ProbeResult
 from judgelab.rubrics.base import Rubric
 
@@ -80,7 +66,7 @@ def run_probe(name: str, items: Any, rubric: Rubric | str, model: str, **kw: Any
 
 
 __all__ = [
-        "PROBES",
+    "PROBES",
     "Probe",
     "ProbeResult",
     "authority",

@@ -14,17 +14,20 @@ import pandas as pd
 
 from judgelab.probes.experiment import (
     candidate_field,
+    change_metric,
     infer_mode,
     item_values,
-    items_frame,
     paired_shift_rows,
-    perturb_items,
-    resolve_rubric,
+    perturbed_conditions,
+    prepare,
     run_conditions,
 )
 from judgelab.probes.perturbations import AUTHORITY_PERTURBATIONS
 from judgelab.probes.result import ProbeResult, summary_frame
 from judgelab.rubrics.base import Rubric
+from judgelab.stats import DEFAULT_RESAMPLES
+
+__all__ = ["CONDITIONS", "analyze", "authority"]
 
 CONDITIONS: tuple[str, ...] = tuple(p.name for p in AUTHORITY_PERTURBATIONS)
 
@@ -40,27 +43,23 @@ def authority(
     **run_kw: Any,
 ) -> ProbeResult:
     """Judge the original items and their confident / cited copies."""
-    rubric = resolve_rubric(rubric)
-    item_df = items_frame(items)
+    item_df, rubric = prepare(items, rubric)
     target = candidate_field(rubric, field)
-    conditions = {"original": (item_df, rubric)}
-    for pert in AUTHORITY_PERTURBATIONS:
-        conditions[pert.name] = (perturb_items(item_df, target, pert), rubric)
-    table = run_conditions(item_df, rubric, model, conditions, seed=seed, **run_kw)
+    conditions = perturbed_conditions(item_df, rubric, target, AUTHORITY_PERTURBATIONS)
+    table = run_conditions(conditions, model, seed=seed, **run_kw)
     result = analyze(table, criterion=criterion, seed=seed)
     result.meta.update(model=model, rubric=rubric.name, field=target)
     return result
 
 
 def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | None = None, seed: int = 0,
-            n_resamples: int = 2000) -> ProbeResult:
+            n_resamples: int = DEFAULT_RESAMPLES) -> ProbeResult:
     """Authority statistics from a table with "original", "confident" and/or "citation" conditions."""
     mode = infer_mode(table[table["criterion"] == criterion])
     wide = item_values(table, criterion=criterion, mode=mode, judge=judge)
     present = [c for c in CONDITIONS if c in wide.columns]
     if not present:
         raise ValueError(f"the table has none of the authority conditions {CONDITIONS}")
-    statistic = "score_change" if mode == "direct" else "win_rate_A_change"
-    rows = paired_shift_rows(wide, "original", present, statistic=statistic, seed=seed, n_resamples=n_resamples)
+    rows = paired_shift_rows(wide, "original", present, metric=change_metric(mode), seed=seed, n_resamples=n_resamples)
     return ProbeResult("authority", table, summary_frame(rows),
                        meta={"criterion": criterion, "mode": mode, "n_items": int(len(wide))})

@@ -2,13 +2,14 @@
 
 A probe keeps ``item_id`` unchanged across conditions, so each perturbed judgment pairs with its
 original one; the original condition is an ordinary run, so its calls come from the cache when
-the same items, rubric and model were judged before.
+the same items, rubric and model were judged before. Summary rows are built with
+:func:`judgelab.stats.tidy.result_row` (plus the probe's ``condition`` and ``policy``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,20 +19,34 @@ from scipy import stats as sps
 from judgelab import judgments
 from judgelab.engine.items import read_items
 from judgelab.probes.perturbations import Perturbation
-from judgelab.probes.result import summary_row
 from judgelab.rubrics.base import Rubric
-from judgelab.stats import bootstrap_ci
+from judgelab.stats import DEFAULT_RESAMPLES, bootstrap_ci
+from judgelab.stats.tidy import join_notes, result_row
+
+__all__ = [
+    "PAIR_POLICY", "POINTS", "candidate_field", "change_metric", "infer_mode", "item_values", "paired_shift_rows",
+    "perturb_items", "perturbed_conditions", "prepare", "proportion_row", "resolve_rubric", "run_conditions",
+    "run_once", "shift_row", "verdict_values", "wilcoxon_p",
+]
 
 PAIR_POLICY = "pairs with an unscored side dropped"
 POINTS = {"A": 1.0, "B": 0.0, "TIE": 0.5}  # side A's share of a pairwise verdict
 
+Conditions = Mapping[str, tuple[pd.DataFrame, Rubric]]  # condition name -> (its items, its rubric)
+
 
 def resolve_rubric(rubric: Rubric | str) -> Rubric:
+    """The rubric object (a built-in or registered name is loaded)."""
     if isinstance(rubric, str):
         from judgelab.rubrics import load_rubric
 
         return load_rubric(rubric)
     return rubric
+
+
+def prepare(items: Any, rubric: Rubric | str) -> tuple[pd.DataFrame, Rubric]:
+    """The items as a frame (anything :func:`judgelab.run` reads) and the rubric as an object."""
+    return read_items(items), resolve_rubric(rubric)
 
 
 def candidate_field(rubric: Rubric, field: str | None, *, which: int = 0) -> str:
@@ -53,36 +68,43 @@ def perturb_items(items: pd.DataFrame, field: str, perturbation: Perturbation | 
     return out
 
 
-def run_conditions(
-    items: Any,
-    rubric: Rubric,
-    model: str,
-    conditions: Mapping[str, tuple[pd.DataFrame, Rubric]],
-    *,
-    swap: bool = False,
-    **run_kw: Any,
-) -> pd.DataFrame:
-    """Run the judge once per condition (name -> (items, rubric)); one concatenated judgments table."""
+def perturbed_conditions(items: pd.DataFrame, rubric: Rubric, field: str, perturbations: Iterable[Perturbation],
+                         *, prefix: str = "") -> dict[str, tuple[pd.DataFrame, Rubric]]:
+    """``{prefix}original`` and one ``{prefix}<name>`` condition per perturbation of ``field``."""
+    conditions = {f"{prefix}original": (items, rubric)}
+    for pert in perturbations:
+        conditions[f"{prefix}{pert.name}"] = (perturb_items(items, field, pert), rubric)
+    return conditions
+
+
+def run_once(items: Any, rubric: Rubric, model: str, **run_kw: Any) -> pd.DataFrame:
+    """One :func:`judgelab.run` with the probes' defaults: no progress bar unless asked, the table only."""
     import judgelab
 
-    run_kw.pop("return_stats", None)
-    run_kw.setdefault("progress", False)
-    tables = []
+    kw = {"progress": False, **run_kw}
+    kw.pop("return_stats", None)
+    return judgelab.run(items, rubric, model, **kw)
+
+
+def run_conditions(conditions: Conditions, model: str, **run_kw: Any) -> pd.DataFrame:
+    """Run the judge once per condition; one concatenated judgments table."""
     # one run per condition, in turn: each run already uses ``concurrency`` parallel calls, and running
     # conditions side by side would multiply the load a provider sees
-    for name, (cond_items, cond_rubric) in conditions.items():
-        tables.append(judgelab.run(cond_items, cond_rubric, model, condition=name, swap=swap, **run_kw))
+    tables = [run_once(cond_items, cond_rubric, model, condition=name, **run_kw)
+              for name, (cond_items, cond_rubric) in conditions.items()]
     return judgments.make_table(pd.concat(tables, ignore_index=True))
-
-
-def items_frame(items: Any) -> pd.DataFrame:
-    return read_items(items)
 
 
 def infer_mode(table: pd.DataFrame) -> str:
     """"pairwise" when whole-answer verdict rows (no side) carry winners and no scores, else "direct"."""
-    ok = table[(table["status"] == "ok") & table["side"].isna()]
+    ok = judgments.scored(table)
+    ok = ok[ok["side"].isna()]
     return "pairwise" if ok["winner"].notna().any() and ok["score"].isna().all() else "direct"
+
+
+def change_metric(mode: str) -> str:
+    """The name of a paired change: of the score (direct rubrics) or of side A's points (pairwise)."""
+    return "score_change" if mode == "direct" else "win_rate_A_change"
 
 
 def item_values(
@@ -99,16 +121,20 @@ def item_values(
     Returns a wide frame (index item_id, one column per condition).
     """
     rows = _select(table, criterion, judge)
+    frame = pd.DataFrame({"item_id": rows["item_id"].astype(str), "condition": rows["condition"].astype(str),
+                          "value": verdict_values(rows, mode, side=side)})
+    return frame.pivot_table(index="item_id", columns="condition", values="value", aggfunc="mean", dropna=False)
+
+
+def verdict_values(rows: pd.DataFrame, mode: str | None = None, *, side: str = "A") -> np.ndarray:
+    """Each row's verdict as a number: the score (direct) or side ``side``'s points (pairwise); NaN if unscored."""
     mode = mode or infer_mode(rows)
     if mode == "pairwise":
-        pts = rows["winner"].map(lambda w: POINTS.get(w, math.nan) if isinstance(w, str) else math.nan)
-        values = pts.astype(float) if side == "A" else 1.0 - pts.astype(float)
+        pts = rows["winner"].map(lambda w: POINTS.get(w, math.nan) if isinstance(w, str) else math.nan).astype(float)
+        values = pts if side == "A" else 1.0 - pts
     else:
         values = rows["score"].astype(float)
-    values = values.where(rows["status"] == "ok")
-    frame = pd.DataFrame({"item_id": rows["item_id"].astype(str), "condition": rows["condition"].astype(str),
-                          "value": values.to_numpy(dtype=float, na_value=np.nan)})
-    return frame.pivot_table(index="item_id", columns="condition", values="value", aggfunc="mean", dropna=False)
+    return values.where(judgments.is_scored(rows)).to_numpy(dtype=float, na_value=np.nan)
 
 
 def _select(table: pd.DataFrame, criterion: str, judge: str | None) -> pd.DataFrame:
@@ -131,9 +157,9 @@ def paired_shift_rows(
     baseline: str,
     conditions: Sequence[str],
     *,
-    statistic: str = "score_change",
+    metric: str = "score_change",
     seed: int = 0,
-    n_resamples: int = 2000,
+    n_resamples: int = DEFAULT_RESAMPLES,
 ) -> list[dict[str, Any]]:
     """Per condition: mean paired change vs ``baseline`` (bootstrap CI) and a Wilcoxon signed-rank test."""
     if baseline not in wide.columns:
@@ -141,31 +167,30 @@ def paired_shift_rows(
     rows = []
     for cond in conditions:
         if cond not in wide.columns:
-            rows.append(summary_row(statistic, math.nan, n=0, method="mean paired difference", condition=cond,
-                                    policy=PAIR_POLICY, note=f"condition {cond!r} is absent from the table"))
+            rows.append(result_row(metric, math.nan, n=0, method="mean paired difference", condition=cond,
+                                   policy=PAIR_POLICY, note=f"condition {cond!r} is absent from the table"))
             continue
         pair = wide[[baseline, cond]]
         complete = pair.dropna()
-        dropped = len(pair) - len(complete)
         diffs = (complete[cond] - complete[baseline]).to_numpy(dtype=float)
-        rows.append(shift_row(diffs, statistic=statistic, condition=cond, dropped=dropped, seed=seed,
+        rows.append(shift_row(diffs, metric=metric, condition=cond, dropped=len(pair) - len(complete), seed=seed,
                               n_resamples=n_resamples))
     return rows
 
 
-def shift_row(diffs: np.ndarray, *, statistic: str, condition: str, dropped: int, seed: int = 0,
-              n_resamples: int = 2000, policy: str = PAIR_POLICY) -> dict[str, Any]:
+def shift_row(diffs: np.ndarray, *, metric: str, condition: str, dropped: int, seed: int = 0,
+              n_resamples: int = DEFAULT_RESAMPLES, policy: str = PAIR_POLICY) -> dict[str, Any]:
     """Mean of paired differences, its percentile bootstrap CI and the Wilcoxon signed-rank p-value."""
     note = f"{dropped} item(s) dropped (unscored in a condition)" if dropped else ""
     n = len(diffs)
     if n == 0:
-        return summary_row(statistic, math.nan, n=0, method="mean paired difference", condition=condition,
-                           policy=policy, note="; ".join(x for x in (note, "no complete pairs") if x))
+        return result_row(metric, math.nan, n=0, method="mean paired difference", condition=condition,
+                          policy=policy, note=join_notes(note, "no complete pairs"))
     ci = bootstrap_ci(diffs, statistic="mean", n_resamples=n_resamples, seed=seed).iloc[0]
     p, test = wilcoxon_p(diffs)
-    return summary_row(statistic, float(np.mean(diffs)), n=n, condition=condition, ci_low=ci["ci_low"],
-                       ci_high=ci["ci_high"], p_value=p, method=f"mean paired difference, {ci['method']}; {test}",
-                       policy=policy, note=note)
+    return result_row(metric, float(np.mean(diffs)), n=n, ci_low=ci["ci_low"], ci_high=ci["ci_high"], p_value=p,
+                      method=f"mean paired difference, {ci['method']}; {test}", condition=condition, policy=policy,
+                      note=note)
 
 
 def wilcoxon_p(diffs: np.ndarray) -> tuple[float, str]:
@@ -176,17 +201,16 @@ def wilcoxon_p(diffs: np.ndarray) -> tuple[float, str]:
     return float(sps.wilcoxon(diffs, zero_method="zsplit").pvalue), test
 
 
-def proportion_row(statistic: str, k: int, n: int, *, test_half: bool = False, policy: str = "",
-                   note: str = "", condition: str = "") -> dict[str, Any]:
+def proportion_row(metric: str, k: int, n: int, *, test_half: bool = False, policy: str = "",
+                   note: str = "", condition: str = "", ci_level: float = 0.95) -> dict[str, Any]:
     """k/n with its exact (Clopper-Pearson) interval; with ``test_half``, the exact binomial test vs 0.5."""
     if n == 0:
-        return summary_row(statistic, math.nan, n=0, method="proportion", policy=policy, condition=condition,
-                           note="; ".join(x for x in (note, "no eligible verdicts") if x))
+        return result_row(metric, math.nan, n=0, method="proportion", condition=condition, policy=policy,
+                          note=join_notes(note, "no eligible verdicts"))
     res = sps.binomtest(k, n, 0.5)
-    ci = res.proportion_ci(confidence_level=0.95, method="exact")
-    method = "proportion, exact Clopper-Pearson 95% CI"
+    ci = res.proportion_ci(confidence_level=ci_level, method="exact")
+    method = f"proportion, exact Clopper-Pearson {ci_level:.0%} CI"
     if test_half:
         method += "; exact two-sided binomial test vs 0.5"
-    return summary_row(statistic, k / n, n=n, method=method, ci_low=ci.low, ci_high=ci.high,
-                       p_value=res.pvalue if test_half else math.nan, policy=policy, note=note,
-                       condition=condition)
+    return result_row(metric, k / n, n=n, ci_low=ci.low, ci_high=ci.high, p_value=res.pvalue if test_half else math.nan,
+                      method=method, condition=condition, policy=policy, note=note)

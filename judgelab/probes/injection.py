@@ -22,20 +22,23 @@ import pandas as pd
 
 from judgelab.probes.experiment import (
     candidate_field,
+    change_metric,
     infer_mode,
     item_values,
-    items_frame,
     paired_shift_rows,
-    perturb_items,
+    perturbed_conditions,
+    prepare,
     proportion_row,
-    resolve_rubric,
     run_conditions,
 )
 from judgelab.probes.perturbations import INJECTIONS, injection_perturbations
-from judgelab.probes.result import ProbeResult, summary_frame, summary_row
+from judgelab.probes.result import ProbeResult, summary_frame
 from judgelab.probes.wrappers import UnfencedRubric, changes_prompt
 from judgelab.rubrics.base import Rubric
-from judgelab.stats import bootstrap_ci
+from judgelab.stats import DEFAULT_RESAMPLES, bootstrap_ci
+from judgelab.stats.tidy import join_notes, result_row
+
+__all__ = ["UNFENCED", "analyze", "injection", "injection_target"]
 
 UNFENCED = "unfenced:"
 
@@ -52,8 +55,7 @@ def injection(
     **run_kw: Any,
 ) -> ProbeResult:
     """Judge the original items and injected copies, with and (``mitigation``) without fencing."""
-    rubric = resolve_rubric(rubric)
-    item_df = items_frame(items)
+    item_df, rubric = prepare(items, rubric)
     target_field = candidate_field(rubric, field)
     target = injection_target(rubric)
     arms: list[tuple[str, Rubric]] = [("", rubric)]
@@ -65,10 +67,8 @@ def injection(
             note = f"rubric {rubric.name!r} does not fence candidate text, so there is no unfenced arm to compare"
     conditions: dict[str, tuple[pd.DataFrame, Rubric]] = {}
     for prefix, arm in arms:
-        conditions[f"{prefix}original"] = (item_df, arm)
-        for pert in injection_perturbations(target):
-            conditions[f"{prefix}{pert.name}"] = (perturb_items(item_df, target_field, pert), arm)
-    table = run_conditions(item_df, rubric, model, conditions, seed=seed, **run_kw)
+        conditions |= perturbed_conditions(item_df, arm, target_field, injection_perturbations(target), prefix=prefix)
+    table = run_conditions(conditions, model, seed=seed, **run_kw)
     result = analyze(table, criterion=criterion, top=rubric.scale[1] if rubric.scale else None, seed=seed)
     result.meta.update(model=model, rubric=rubric.name, field=target_field, target=target)
     if note:
@@ -85,7 +85,7 @@ def injection_target(rubric: Rubric) -> str:
 
 
 def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | None = None, top: float | None = None,
-            seed: int = 0, n_resamples: int = 2000) -> ProbeResult:
+            seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES) -> ProbeResult:
     """Injection statistics from a table with ``[unfenced:]original`` and ``[unfenced:]inject:<kind>``.
 
     ``top``: the score an injection asks for (direct rubrics; default the highest score seen).
@@ -109,14 +109,13 @@ def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | Non
             k = int((eligible[cond] >= top).sum())
             rates[cond] = (k, len(eligible))
             dropped = len(wide) - len(pair)
-            note = "; ".join(x for x in (
+            note = join_notes(
                 f"{dropped} item(s) unscored in a condition dropped" if dropped else "",
                 f"{len(pair) - len(eligible)} item(s) already at the target excluded" if len(pair) > len(eligible) else "",
-            ) if x)
+            )
             rows.append(proportion_row("injection_success_rate", k, len(eligible), condition=cond,
                                        policy="items already at the target and unscored pairs excluded", note=note))
-        statistic = "score_change" if mode == "direct" else "win_rate_A_change"
-        rows += paired_shift_rows(wide, base, injected, statistic=statistic, seed=seed, n_resamples=n_resamples)
+        rows += paired_shift_rows(wide, base, injected, metric=change_metric(mode), seed=seed, n_resamples=n_resamples)
     for kind in INJECTIONS:
         fenced, unfenced = rates.get(f"inject:{kind}"), rates.get(f"{UNFENCED}inject:{kind}")
         if fenced and unfenced:
@@ -133,11 +132,11 @@ def _mitigation_row(kind: str, wide: pd.DataFrame, top: float, seed: int, n_resa
     both = wide[cols].dropna()
     both = both[(both["original"] < top) & (both[f"{UNFENCED}original"] < top)]
     if both.empty:
-        return summary_row("fencing_effect_on_success", math.nan, n=0, condition=f"inject:{kind}",
-                           method="paired difference of success indicators", note="no eligible items in both arms")
+        return result_row("fencing_effect_on_success", math.nan, n=0, condition=f"inject:{kind}",
+                          method="paired difference of success indicators", note="no eligible items in both arms")
     diff = (both[f"inject:{kind}"] >= top).astype(float) - (both[f"{UNFENCED}inject:{kind}"] >= top).astype(float)
     ci = bootstrap_ci(diff.to_numpy(), statistic="mean", n_resamples=n_resamples, seed=seed).iloc[0]
-    return summary_row("fencing_effect_on_success", float(diff.mean()), n=len(diff), condition=f"inject:{kind}",
-                       ci_low=ci["ci_low"], ci_high=ci["ci_high"],
-                       method=f"fenced minus unfenced success, paired by item; {ci['method']}",
-                       policy="items eligible (below target) in both arms")
+    return result_row("fencing_effect_on_success", float(diff.mean()), n=len(diff), condition=f"inject:{kind}",
+                      ci_low=ci["ci_low"], ci_high=ci["ci_high"],
+                      method=f"fenced minus unfenced success, paired by item; {ci['method']}",
+                      policy="items eligible (below target) in both arms")

@@ -18,20 +18,25 @@ from typing import Any
 
 import pandas as pd
 
+from judgelab.judgments import scored
 from judgelab.probes.experiment import (
+    PAIR_POLICY,
     candidate_field,
+    change_metric,
     infer_mode,
     item_values,
-    items_frame,
     paired_shift_rows,
-    perturb_items,
-    resolve_rubric,
+    perturbed_conditions,
+    prepare,
     run_conditions,
 )
 from judgelab.probes.perturbations import padding_perturbations, word_count
-from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame, summary_row
+from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame
 from judgelab.rubrics.base import Rubric
-from judgelab.stats import length_controlled_win_rate, spearman
+from judgelab.stats import DEFAULT_RESAMPLES, length_controlled_win_rate, spearman
+from judgelab.stats.tidy import result_row
+
+__all__ = ["DEFAULT_LENGTHS", "analyze", "length", "length_controlled_rows", "words_added"]
 
 DEFAULT_LENGTHS: tuple[int, ...] = (25, 50, 100)
 _ADDED = re.compile(r"\+(\d+)w$")
@@ -54,13 +59,10 @@ def length(
     ``field``: the candidate to pad (default the rubric's first candidate field); ``other_field``
     (pairwise): the other candidate, for the length-controlled win rate.
     """
-    rubric = resolve_rubric(rubric)
-    item_df = items_frame(items)
+    item_df, rubric = prepare(items, rubric)
     target = candidate_field(rubric, field)
-    conditions = {"original": (item_df, rubric)}
-    for pert in padding_perturbations(tuple(lengths)):
-        conditions[pert.name] = (perturb_items(item_df, target, pert), rubric)
-    table = run_conditions(item_df, rubric, model, conditions, seed=seed, **run_kw)
+    conditions = perturbed_conditions(item_df, rubric, target, padding_perturbations(tuple(lengths)))
+    table = run_conditions(conditions, model, seed=seed, **run_kw)
     pairwise = rubric.mode == "pairwise"
     fields = (target, candidate_field(rubric, other_field, which=1)) if pairwise else None
     result = analyze(table, criterion=criterion, items=item_df if pairwise else None, fields=fields, seed=seed)
@@ -82,7 +84,7 @@ def analyze(
     items: pd.DataFrame | None = None,
     fields: tuple[str, ...] | None = None,
     seed: int = 0,
-    n_resamples: int = 2000,
+    n_resamples: int = DEFAULT_RESAMPLES,
 ) -> ProbeResult:
     """Length statistics from a table (no calls).
 
@@ -99,29 +101,29 @@ def analyze(
     if not padded and not length_controlled:
         raise ValueError("the table has no padded conditions (names like 'filler+50w'; run judgelab.probes.length), "
                          "and no pairwise items were given for the length-controlled win rate")
-    statistic = "score_change" if mode == "direct" else "win_rate_A_change"
+    metric = change_metric(mode)
     rows: list[dict[str, Any]] = []
     trend = pd.DataFrame(columns=["item_id", "words_added", "change"])
     if padded:
-        rows += paired_shift_rows(wide, "original", padded, statistic=statistic, seed=seed, n_resamples=n_resamples)
+        rows += paired_shift_rows(wide, "original", padded, metric=metric, seed=seed, n_resamples=n_resamples)
         long = [(i, words_added(c), wide.at[i, c] - wide.at[i, "original"]) for c in padded for i in wide.index]
         trend = pd.DataFrame(long, columns=["item_id", "words_added", "change"]).dropna()
-        rows.append(_trend_row(trend, statistic, seed, n_resamples))
+        rows.append(_trend_row(trend, metric, seed, n_resamples))
     if length_controlled:
         rows += length_controlled_rows(rows_for, items, fields, criterion=criterion, judge=judge)
     return ProbeResult("length", table, summary_frame(rows), details={"changes": trend},
                        meta={"criterion": criterion, "mode": mode, "n_items": int(len(wide))})
 
 
-def _trend_row(trend: pd.DataFrame, statistic: str, seed: int, n_resamples: int) -> dict[str, Any]:
+def _trend_row(trend: pd.DataFrame, metric: str, seed: int, n_resamples: int) -> dict[str, Any]:
     """Spearman correlation of words added with the change, resampling items (each has several lengths)."""
-    name = f"{statistic}_vs_words_added"
+    name = f"{metric}_vs_words_added"
     if len(trend) < 3 or trend["words_added"].nunique() < 2:
-        return summary_row(name, math.nan, n=len(trend), method="Spearman",
-                           note="needs >= 3 complete pairs over >= 2 padding lengths")
+        return result_row(name, math.nan, n=len(trend), method="Spearman",
+                          note="needs >= 3 complete pairs over >= 2 padding lengths")
     frame = spearman(trend["words_added"].to_numpy(float), trend["change"].to_numpy(float),
                      cluster=trend["item_id"].to_numpy(), seed=seed, n_resamples=n_resamples)
-    return from_stats_frame(frame, statistic=name, policy="pairs with an unscored side dropped")[0]
+    return from_stats_frame(frame, metric=name, policy=PAIR_POLICY)[0]
 
 
 def length_controlled_rows(table: pd.DataFrame, items: pd.DataFrame, fields: tuple[str, ...] | None, *,
@@ -135,7 +137,7 @@ def length_controlled_rows(table: pd.DataFrame, items: pd.DataFrame, fields: tup
     if judge is not None:
         original = original[original["judge"] == judge]
     texts = items.assign(item_id=items["item_id"].astype(str)).set_index("item_id")
-    ok = original[original["status"] == "ok"]
+    ok = scored(original)
     dropped = len(original) - len(ok)
     ids = ok["item_id"].astype(str)
     frame = length_controlled_win_rate(

@@ -9,13 +9,13 @@ Reported (each with n, an interval and the method):
   binomial test against 50% (two verdicts per item: the test treats them as independent);
 * ``first_position_among_flips``: among reversed items, the share that followed the first position
   both times (vs the second both times), an exact binomial test on independent items;
-* calibrated verdicts per inconsistency policy, as a sensitivity table: ``tie`` (seed 002's swap
-  rule: agreeing passes keep their winner with the mean confidence, disagreeing ones become a TIE
-  at 0.5), ``drop`` (inconsistent items leave the denominator), ``first`` (the verdict of the order
+* calibrated verdicts per inconsistency policy, as a sensitivity table: ``tie`` (the
+  swap-consistency rule: agreeing passes keep their winner with the mean confidence, disagreeing
+  ones become a TIE at 0.5), ``drop`` (inconsistent items leave the denominator), ``first`` (the verdict of the order
   shown first, the seeded per-item order), and ``average`` (FairEval's balanced position
   calibration: side A's preference, confidence-weighted, averaged over both orders). For each:
   side A's win rate (ties count half) and, when gold labels are present, accuracy; when the judge
-  states confidences, ``swap_rule_confidence`` is their mean after the seed's swap rule.
+  states confidences, ``swap_rule_confidence`` is their mean after the swap-consistency rule.
 
 Unscored verdicts: ``unscored="exclude"`` leaves an item with an unscored order out of the
 consistency and flip rates; ``"tie"`` counts an unscored verdict as a TIE (LLMBar's convention).
@@ -29,14 +29,20 @@ from typing import Any, Literal
 import pandas as pd
 
 from judgelab.engine.runner import item_order_seed
-from judgelab.probes.experiment import POINTS, proportion_row, resolve_rubric
-from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame, summary_row
+from judgelab.judgments import is_scored
+from judgelab.probes.experiment import POINTS, proportion_row, resolve_rubric, run_once
+from judgelab.probes.result import ProbeResult, from_stats_frame, plot_estimates, summary_frame
 from judgelab.rubrics import combine_swapped_passes
 from judgelab.rubrics.base import Rubric
-from judgelab.stats import bootstrap_ci, flip_rate
+from judgelab.stats import DEFAULT_RESAMPLES, bootstrap_ci, flip_rate
+from judgelab.stats.tidy import result_row
 
-Policy = Literal["tie", "drop", "first", "average"]
-POLICIES: tuple[Policy, ...] = ("tie", "drop", "first", "average")
+__all__ = ["INCONSISTENCY_POLICIES", "InconsistencyPolicy", "Unscored", "analyze", "both_orders", "calibrate",
+           "consistency_rows", "first_position_rows", "plot_position", "position", "sensitivity_rows"]
+
+# how a verdict is calibrated when the two presentation orders disagree (see the module docstring)
+InconsistencyPolicy = Literal["tie", "drop", "first", "average"]
+INCONSISTENCY_POLICIES: tuple[InconsistencyPolicy, ...] = ("tie", "drop", "first", "average")
 Unscored = Literal["exclude", "tie"]
 
 
@@ -45,21 +51,17 @@ def position(
     rubric: Rubric | str,
     model: str,
     *,
-    policy: Policy = "tie",
+    policy: InconsistencyPolicy = "tie",
     unscored: Unscored = "exclude",
     criterion: str = "overall",
     seed: int = 0,
     **run_kw: Any,
 ) -> ProbeResult:
     """Judge every item in both orders (conditions "original" and "swapped") and analyse position bias."""
-    import judgelab
-
     rubric = resolve_rubric(rubric)
     if rubric.mode != "pairwise":
         raise ValueError(f"the position probe needs a pairwise rubric; {rubric.name!r} is {rubric.mode!r}")
-    run_kw.setdefault("progress", False)
-    run_kw.pop("return_stats", None)
-    table = judgelab.run(items, rubric, model, swap=True, seed=seed, **run_kw)
+    table = run_once(items, rubric, model, swap=True, seed=seed, **run_kw)
     result = analyze(table, policy=policy, unscored=unscored, criterion=criterion, seed=seed)
     result.meta.update(model=model, rubric=rubric.name)
     return result
@@ -68,14 +70,14 @@ def position(
 def analyze(
     table: pd.DataFrame,
     *,
-    policy: Policy = "tie",
+    policy: InconsistencyPolicy = "tie",
     unscored: Unscored = "exclude",
     criterion: str = "overall",
     judge: str | None = None,
     gold: str = "gold",
     conditions: tuple[str, str] = ("original", "swapped"),
     seed: int = 0,
-    n_resamples: int = 2000,
+    n_resamples: int = DEFAULT_RESAMPLES,
 ) -> ProbeResult:
     """Position-bias statistics from a table holding both orders (no calls).
 
@@ -83,8 +85,8 @@ def analyze(
     ``seed`` decides, per item, which order counts as shown first (policy ``first``), exactly as
     the engine's ``order="random"`` does.
     """
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
+    if policy not in INCONSISTENCY_POLICIES:
+        raise ValueError(f"policy must be one of {INCONSISTENCY_POLICIES}, not {policy!r}")
     if unscored not in ("exclude", "tie"):
         raise ValueError(f"unscored must be 'exclude' or 'tie', not {unscored!r}")
     pairs, gold_labels = both_orders(table, criterion=criterion, judge=judge, gold=gold, conditions=conditions)
@@ -98,7 +100,7 @@ def analyze(
     return ProbeResult(
         "position", table, summary, plotter=plot_position,
         details={"pairs": pairs, "calibrated": calibrated,
-                 "sensitivity": summary[summary["statistic"].isin(["win_rate_A", "accuracy"])].reset_index(drop=True)},
+                 "sensitivity": summary[summary["metric"].isin(["win_rate_A", "accuracy"])].reset_index(drop=True)},
         meta={"policy": policy, "unscored": unscored, "criterion": criterion, "n_items": len(pairs)},
     )
 
@@ -125,7 +127,7 @@ def both_orders(table: pd.DataFrame, *, criterion: str, judge: str | None, gold:
     out = {}
     for name, key in (("original", conditions[0]), ("swapped", conditions[1])):
         part = rows[rows["condition"] == key].drop_duplicates("item_id").set_index("item_id")
-        ok = part["status"] == "ok"
+        ok = is_scored(part)
         out[f"winner_{name}"] = part["winner"].where(ok).astype(object)
         out[f"confidence_{name}"] = part["confidence"].where(ok).astype(float)
     pairs = pd.DataFrame(out)  # an item missing an order gets a missing winner there
@@ -213,46 +215,44 @@ def calibrate(pairs: pd.DataFrame, gold_labels: pd.Series | None) -> pd.DataFram
 def sensitivity_rows(calibrated: pd.DataFrame, gold_labels: pd.Series | None, *, seed: int,
                      n_resamples: int) -> list[dict[str, Any]]:
     rows = []
-    for policy in POLICIES:
+    for policy in INCONSISTENCY_POLICIES:
         verdicts = calibrated[policy]
         scored = verdicts.dropna()
         note = f"{len(verdicts) - len(scored)} item(s) without a calibrated verdict" if len(scored) < len(verdicts) else ""
         points = scored.map(POINTS).to_numpy(dtype=float)
         if len(points):
             ci = bootstrap_ci(points, statistic="mean", n_resamples=n_resamples, seed=seed).iloc[0]
-            rows.append(summary_row("win_rate_A", float(points.mean()), n=len(points), ci_low=ci["ci_low"],
-                                    ci_high=ci["ci_high"], method=f"mean points (tie = 0.5), {ci['method']}",
-                                    policy=policy, note=note))
+            rows.append(result_row("win_rate_A", float(points.mean()), n=len(points), ci_low=ci["ci_low"],
+                                   ci_high=ci["ci_high"], method=f"mean points (tie = 0.5), {ci['method']}",
+                                   policy=policy, note=note))
         else:
-            rows.append(summary_row("win_rate_A", math.nan, n=0, method="mean points (tie = 0.5)", policy=policy,
-                                    note="no calibrated verdicts"))
+            rows.append(result_row("win_rate_A", math.nan, n=0, method="mean points (tie = 0.5)", policy=policy,
+                                   note="no calibrated verdicts"))
         if gold_labels is not None:
             gold = calibrated.loc[scored.index, "gold"]
             has_gold = gold.notna()
             correct = int((scored[has_gold] == gold[has_gold]).sum())
             rows.append(proportion_row("accuracy", correct, int(has_gold.sum()), policy=policy, note=note))
     confidence = pd.to_numeric(calibrated["tie_confidence"], errors="coerce").dropna().to_numpy(float)
-    if len(confidence):  # the seed's rule: agreeing passes keep their mean confidence, disagreeing ones 0.5
+    if len(confidence):  # the swap-consistency rule: agreeing passes keep their mean confidence, others 0.5
         ci = bootstrap_ci(confidence, statistic="mean", n_resamples=n_resamples, seed=seed).iloc[0]
-        rows.append(summary_row("swap_rule_confidence", float(confidence.mean()), n=len(confidence),
-                                ci_low=ci["ci_low"], ci_high=ci["ci_high"], policy="tie",
-                                method=f"mean confidence after seed 002's swap rule, {ci['method']}"))
+        rows.append(result_row("swap_rule_confidence", float(confidence.mean()), n=len(confidence),
+                               ci_low=ci["ci_low"], ci_high=ci["ci_high"], policy="tie",
+                               method=f"mean confidence after the swap-consistency rule, {ci['method']}"))
     return rows
 
 
 def plot_position(result: ProbeResult, ax: Any = None) -> Any:
     """Two panels: the position rates against the 50% line, and side A's win rate per inconsistency
-    policy (the sensitivity table). Returns the Figure (``ax`` is ignored: the figure owns two axes)."""
+    policy (the sensitivity table). Returns the Figure (two panels, so ``ax`` is not used)."""
     import matplotlib.pyplot as plt
 
-    from judgelab.probes.result import plot_estimates
-
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 3.4), constrained_layout=True)
-    plot_estimates(result, left, statistics=("consistency_rate", "flip_rate", "reversal_rate", "first_position_rate",
-                                             "first_position_among_flips"))
+    plot_estimates(result, left, metrics=("consistency_rate", "flip_rate", "reversal_rate", "first_position_rate",
+                                          "first_position_among_flips"))
     left.axvline(0.5, color="grey", linestyle="--", linewidth=1)
     left.set_title("position: rates (bars: exact 95% CI)")
-    plot_estimates(result, right, statistics=("win_rate_A", "accuracy"))
+    plot_estimates(result, right, metrics=("win_rate_A", "accuracy"))
     right.set_title("calibrated verdicts by inconsistency policy")
     return fig
 

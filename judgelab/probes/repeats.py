@@ -13,16 +13,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from judgelab.probes.experiment import POINTS, infer_mode, proportion_row, resolve_rubric
-from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame, summary_row
+from judgelab.probes.experiment import proportion_row, resolve_rubric, run_once, verdict_values
+from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame
 from judgelab.rubrics.base import Rubric
-from judgelab.stats import bootstrap_ci
-from judgelab.stats.icc import icc
-from judgelab.stats.krippendorff import krippendorff_alpha
+from judgelab.stats import DEFAULT_RESAMPLES, bootstrap_ci, icc, krippendorff_alpha
+from judgelab.stats.tidy import result_row
+
+__all__ = ["ICC_FORMS", "analyze", "drift_rows", "repeat_values", "repeats"]
 
 ICC_FORMS: tuple[str, ...] = ("ICC1", "ICC1k")  # repeats are exchangeable samples: one-way random
 
@@ -39,16 +39,12 @@ def repeats(
     **run_kw: Any,
 ) -> ProbeResult:
     """Judge every item ``k`` times at ``temperature`` (each repeat its own, cached, call)."""
-    import judgelab
-
     if k < 2:
         raise ValueError("the repeats probe needs k >= 2 samples per item")
     if temperature <= 0:
         raise ValueError("the repeats probe needs temperature > 0 (at 0 the samples only show backend noise)")
     rubric = resolve_rubric(rubric)
-    run_kw.setdefault("progress", False)
-    run_kw.pop("return_stats", None)
-    table = judgelab.run(items, rubric, model, repeats=k, temperature=temperature, seed=seed, **run_kw)
+    table = run_once(items, rubric, model, repeats=k, temperature=temperature, seed=seed, **run_kw)
     result = analyze(table, criterion=criterion, seed=seed)
     result.meta.update(model=model, rubric=rubric.name, k=k, temperature=temperature)
     return result
@@ -63,18 +59,13 @@ def repeat_values(table: pd.DataFrame, criterion: str, judge: str | None, condit
         raise ValueError(f"the judgments table has no rows for criterion {criterion!r} in condition {condition!r}")
     if rows["judge"].nunique() > 1:
         raise ValueError(f"the table holds several judges {sorted(rows['judge'].unique())}; pass judge=<one>")
-    if infer_mode(rows) == "pairwise":
-        value = rows["winner"].map(lambda w: POINTS.get(w, math.nan) if isinstance(w, str) else math.nan)
-    else:
-        value = rows["score"]
-    value = value.astype(float).where(rows["status"] == "ok")
     return pd.DataFrame({"item_id": rows["item_id"].astype(str), "repeat": rows["repeat"].astype(int),
-                         "value": value.to_numpy(dtype=float, na_value=np.nan),
+                         "value": verdict_values(rows),
                          "system_fingerprint": rows["system_fingerprint"].astype(object)})
 
 
 def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | None = None,
-            condition: str = "original", seed: int = 0, n_resamples: int = 2000) -> ProbeResult:
+            condition: str = "original", seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES) -> ProbeResult:
     """Reliability, spread and drift from a table with several repeats per item of one condition (no calls)."""
     long = repeat_values(table, criterion, judge, condition)
     if long["repeat"].nunique() < 2:
@@ -95,9 +86,9 @@ def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | Non
     if len(per_item):
         sd = per_item["std"].to_numpy(float)
         ci = bootstrap_ci(sd, statistic="mean", n_resamples=n_resamples, seed=seed).iloc[0]
-        rows.append(summary_row("mean_within_item_sd", float(sd.mean()), n=len(sd), ci_low=ci["ci_low"],
-                                ci_high=ci["ci_high"], method=f"mean of per-item sample SDs, {ci['method']}",
-                                policy="items with >= 2 scored repeats", note=note))
+        rows.append(result_row("mean_within_item_sd", float(sd.mean()), n=len(sd), ci_low=ci["ci_low"],
+                               ci_high=ci["ci_high"], method=f"mean of per-item sample SDs, {ci['method']}",
+                               policy="items with >= 2 scored repeats", note=note))
         rows.append(proportion_row("items_with_disagreeing_repeats", int((per_item["nunique"] > 1).sum()),
                                    len(per_item), policy="items with >= 2 scored repeats", note=note))
     rows += drift_rows(scored)
@@ -109,14 +100,14 @@ def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | Non
 def drift_rows(scored: pd.DataFrame) -> list[dict[str, Any]]:
     fps = scored["system_fingerprint"].dropna().astype(str)
     n_fp = fps.nunique()
-    rows = [summary_row("n_system_fingerprints", float(n_fp), n=len(fps),
-                        method="distinct system_fingerprint values among scored samples",
-                        note="" if len(fps) else "the provider reported no system_fingerprint")]
+    rows = [result_row("n_system_fingerprints", float(n_fp), n=len(fps),
+                       method="distinct system_fingerprint values among scored samples",
+                       note="" if len(fps) else "the provider reported no system_fingerprint")]
     if n_fp >= 2:
         groups = [g["value"].to_numpy(float) for _, g in scored.dropna(subset=["system_fingerprint"])
                   .groupby("system_fingerprint")]
         means = [g.mean() for g in groups]
         p = float(sps.kruskal(*groups).pvalue) if all(len(g) for g in groups) else math.nan
-        rows.append(summary_row("fingerprint_mean_range", float(max(means) - min(means)), n=len(fps), p_value=p,
-                                method="max - min of mean score per system_fingerprint; Kruskal-Wallis test"))
+        rows.append(result_row("fingerprint_mean_range", float(max(means) - min(means)), n=len(fps), p_value=p,
+                               method="max - min of mean score per system_fingerprint; Kruskal-Wallis test"))
     return rows

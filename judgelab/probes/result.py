@@ -1,9 +1,16 @@
-"""ProbeResult: what every bias probe returns (the judgments table, a tidy summary, a plot)."""
+"""ProbeResult: what every bias probe returns (the judgments table, a tidy summary, a plot).
+
+The summary is a tidy result frame like every statistic's (:mod:`judgelab.stats.tidy`):
+``metric, estimate, ci_low, ci_high, p_value, n, method``, then the probe's ``condition`` (the
+perturbation a row measures, "" when it measures all of them) and ``policy`` (how unscored and
+tied verdicts were counted), and ``note`` (why a value is NaN, what was dropped).
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,65 +18,27 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-SUMMARY_COLUMNS: tuple[str, ...] = (
-    "statistic", "condition", "estimate", "ci_low", "ci_high", "p_value", "n", "method", "policy", "note",
-)
+from judgelab.stats.tidy import BASE_COLUMNS, join_notes, result_row, tidy_frame
+
+__all__ = ["SUMMARY_COLUMNS", "ProbeResult", "from_stats_frame", "plot_estimates", "summary_frame"]
+
+PROBE_CONTEXT: dict[str, str] = {"condition": "", "policy": ""}  # the columns a probe adds, and their default
+SUMMARY_COLUMNS: tuple[str, ...] = (*BASE_COLUMNS, *PROBE_CONTEXT, "note")
 
 
-def summary_row(
-    statistic: str,
-    estimate: float,
-    *,
-    n: int,
-    method: str,
-    condition: str = "",
-    ci_low: float = math.nan,
-    ci_high: float = math.nan,
-    p_value: float = math.nan,
-    policy: str = "",
-    note: str = "",
-) -> dict[str, Any]:
-    """One summary row; NaN (never 0) where a value is undefined, with ``note`` saying why."""
-    return {
-        "statistic": statistic,
-        "condition": condition,
-        "estimate": _float(estimate),
-        "ci_low": _float(ci_low),
-        "ci_high": _float(ci_high),
-        "p_value": _float(p_value),
-        "n": int(n),
-        "method": method,
-        "policy": policy,
-        "note": note,
-    }
-
-
-def from_stats_frame(frame: pd.DataFrame, *, statistic: str | None = None, condition: str = "",
+def from_stats_frame(frame: pd.DataFrame, *, metric: str | None = None, condition: str = "",
                      policy: str = "", note: str = "") -> list[dict[str, Any]]:
-    """Rows of a judgelab.stats tidy frame (metric/estimate/ci/p/n/method) as summary rows."""
-    rows = []
-    for rec in frame.to_dict(orient="records"):
-        notes = [x for x in (str(rec.get("note") or ""), note) if x]
-        rows.append(summary_row(
-            statistic or str(rec["metric"]), rec["estimate"], n=int(rec["n"]), method=str(rec["method"]),
-            condition=condition, ci_low=rec.get("ci_low", math.nan), ci_high=rec.get("ci_high", math.nan),
-            p_value=rec.get("p_value", math.nan), policy=policy, note="; ".join(notes),
-        ))
-    return rows
+    """The rows of a :mod:`judgelab.stats` result frame as probe summary rows (renamed ``metric`` if given)."""
+    return [result_row(metric or str(rec["metric"]), rec["estimate"], n=int(rec["n"]), method=str(rec["method"]),
+                       ci_low=rec.get("ci_low", math.nan), ci_high=rec.get("ci_high", math.nan),
+                       p_value=rec.get("p_value", math.nan), note=join_notes(str(rec.get("note") or ""), note),
+                       condition=condition, policy=policy)
+            for rec in frame.to_dict(orient="records")]
 
 
 def summary_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    df = pd.DataFrame(list(rows), columns=list(SUMMARY_COLUMNS))
-    for col in ("estimate", "ci_low", "ci_high", "p_value"):
-        df[col] = df[col].astype(float)
-    df["n"] = df["n"].astype(int)
-    return df
-
-
-def _float(value: Any) -> float:
-    if value is None or value is pd.NA:
-        return math.nan
-    return float(value)
+    """A probe summary from result rows (:func:`judgelab.stats.tidy.result_row` with condition/policy)."""
+    return tidy_frame(rows, defaults=PROBE_CONTEXT)[list(SUMMARY_COLUMNS)]
 
 
 @dataclass
@@ -77,7 +46,7 @@ class ProbeResult:
     """A probe's outcome.
 
     ``table``: the judgments table, one ``condition`` per perturbation; ``summary``: tidy statistics
-    (see SUMMARY_COLUMNS); ``details``: probe-specific frames (per-item pairs, sensitivity tables);
+    (:data:`SUMMARY_COLUMNS`); ``details``: probe-specific frames (per-item pairs, sensitivity tables);
     ``meta``: what was run (probe name, model, rubric, parameters).
     """
 
@@ -88,17 +57,23 @@ class ProbeResult:
     meta: dict[str, Any] = field(default_factory=dict)
     plotter: Callable[[ProbeResult, Any], Any] | None = None
 
-    def statistic(self, name: str, condition: str = "", policy: str | None = None) -> pd.Series:
-        """The one summary row with this statistic (and condition/policy); KeyError naming it if absent."""
+    def metric(self, name: str, condition: str = "", policy: str | None = None) -> pd.Series:
+        """The one summary row of this metric (and condition/policy); KeyError naming it if absent."""
         s = self.summary
-        mask = (s["statistic"] == name) & (s["condition"] == condition)
+        mask = (s["metric"] == name) & (s["condition"] == condition)
         if policy is not None:
             mask &= s["policy"] == policy
         found = s[mask]
         if len(found) != 1:
-            raise KeyError(f"probe {self.probe!r} has {len(found)} summary rows for statistic {name!r} "
+            raise KeyError(f"probe {self.probe!r} has {len(found)} summary rows for metric {name!r} "
                            f"(condition {condition!r}, policy {policy!r})")
         return found.iloc[0]
+
+    def statistic(self, name: str, condition: str = "", policy: str | None = None) -> pd.Series:
+        """Renamed :meth:`metric` (the summary's ``statistic`` column is now ``metric``); works until 0.3."""
+        warnings.warn("ProbeResult.statistic() is now ProbeResult.metric(); the old name works until judgelab 0.3",
+                      FutureWarning, stacklevel=2)
+        return self.metric(name, condition, policy)
 
     def summary_json(self) -> str:
         """The summary as ONE line of JSON (NaN -> null), with the probe's metadata."""
@@ -107,13 +82,14 @@ class ProbeResult:
         return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
     def plot(self, ax: Any = None) -> Any:
-        """A seaborn figure of the probe's estimates with their intervals; returns the Axes."""
+        """The probe's estimates with their intervals: the Axes (drawn into ``ax`` when given), or the
+        Figure when the probe's plot has several panels (position: rates and policies)."""
         if self.plotter is not None:
             return self.plotter(self, ax)
         return plot_estimates(self, ax)
 
     def __repr__(self) -> str:
-        return f"ProbeResult({self.probe!r}: {len(self.table)} judgment rows, {len(self.summary)} statistics)"
+        return f"ProbeResult({self.probe!r}: {len(self.table)} judgment rows, {len(self.summary)} summary rows)"
 
 
 def _jsonable(value: Any) -> Any:
@@ -132,17 +108,17 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def plot_estimates(result: ProbeResult, ax: Any = None, statistics: Iterable[str] | None = None) -> Any:
-    """Point estimates with their interval as horizontal error bars, one line per statistic x condition."""
+def plot_estimates(result: ProbeResult, ax: Any = None, metrics: Iterable[str] | None = None) -> Any:
+    """Point estimates with their interval as horizontal error bars, one line per metric x condition; the Axes."""
     import matplotlib.pyplot as plt
     import seaborn as sns
 
     s = result.summary
-    if statistics is not None:
-        s = s[s["statistic"].isin(list(statistics))]
+    if metrics is not None:
+        s = s[s["metric"].isin(list(metrics))]
     s = s[np.isfinite(s["estimate"].to_numpy(dtype=float))].copy()
-    labels = s["statistic"] + s["condition"].map(lambda c: f" [{c}]" if c else "")
-    # the policy only tells rows apart when one statistic is reported under several policies
+    labels = s["metric"] + s["condition"].map(lambda c: f" [{c}]" if c else "")
+    # the policy only tells rows apart when one metric is reported under several policies
     repeated = labels.duplicated(keep=False)
     s["label"] = labels + s["policy"].where(repeated, "").map(lambda p: f" ({p})" if p else "")
     if ax is None:

@@ -11,16 +11,13 @@ from typing import Any
 
 import pandas as pd
 
-from judgelab.probes.experiment import (
-    item_values,
-    items_frame,
-    paired_shift_rows,
-    resolve_rubric,
-    run_conditions,
-)
+from judgelab.probes.experiment import item_values, paired_shift_rows, prepare, run_conditions
 from judgelab.probes.result import ProbeResult, summary_frame
 from judgelab.probes.wrappers import ScaleOrderRubric
 from judgelab.rubrics.base import Rubric
+from judgelab.stats import DEFAULT_RESAMPLES
+
+__all__ = ["BASELINE", "DEFAULT_VARIANTS", "analyze", "condition_name", "scale_order"]
 
 BASELINE = "scale:ascending/numbers"
 DEFAULT_VARIANTS: tuple[tuple[str, str], ...] = (
@@ -43,26 +40,25 @@ def scale_order(
     **run_kw: Any,
 ) -> ProbeResult:
     """Judge the items under each (order, style) scale variant."""
-    rubric = resolve_rubric(rubric)
+    item_df, rubric = prepare(items, rubric)
     if rubric.mode == "pairwise" or rubric.scale is None:
         raise ValueError(f"the scale_order probe needs a rubric with a score scale; {rubric.name!r} has none")
-    item_df = items_frame(items)
     if ("ascending", "numbers") not in variants:
         variants = (("ascending", "numbers"), *variants)
     conditions = {condition_name(o, s): (item_df, ScaleOrderRubric(rubric, o, s)) for o, s in variants}
-    table = run_conditions(item_df, rubric, model, conditions, seed=seed, **run_kw)
+    table = run_conditions(conditions, model, seed=seed, **run_kw)
     result = analyze(table, criterion=criterion, seed=seed)
     result.meta.update(model=model, rubric=rubric.name)
     return result
 
 
 def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | None = None, seed: int = 0,
-            n_resamples: int = 2000) -> ProbeResult:
+            n_resamples: int = DEFAULT_RESAMPLES) -> ProbeResult:
     """Scale-order statistics from a table with ``scale:<order>/<style>`` conditions."""
     wide = item_values(table, criterion=criterion, mode="direct", judge=judge)
     others = [c for c in wide.columns if c.startswith("scale:") and c != BASELINE]
     if BASELINE not in wide.columns or not others:
         raise ValueError(f"the table needs the {BASELINE!r} condition and at least one other scale variant")
-    rows = paired_shift_rows(wide, BASELINE, others, statistic="score_change", seed=seed, n_resamples=n_resamples)
+    rows = paired_shift_rows(wide, BASELINE, others, metric="score_change", seed=seed, n_resamples=n_resamples)
     return ProbeResult("scale_order", table, summary_frame(rows),
                        meta={"criterion": criterion, "baseline": BASELINE, "n_items": int(len(wide))})

@@ -21,9 +21,13 @@ import numpy as np
 import pandas as pd
 import statsmodels.formula.api as smf
 
-from judgelab.probes.experiment import POINTS, item_values, items_frame, resolve_rubric, shift_row
-from judgelab.probes.result import ProbeResult, summary_frame, summary_row
+from judgelab.probes.experiment import POINTS, item_values, prepare, run_once, shift_row
+from judgelab.probes.result import ProbeResult, summary_frame
 from judgelab.rubrics.base import Rubric
+from judgelab.stats import DEFAULT_RESAMPLES
+from judgelab.stats.tidy import join_notes, result_row
+
+__all__ = ["FAMILIES", "analyze", "model_family", "self_preference"]
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     "gpt": ("gpt", "openai", "chatgpt", "o1-", "o3-", "o4-"),
@@ -61,13 +65,8 @@ def self_preference(
     **run_kw: Any,
 ) -> ProbeResult:
     """Judge the items once and compare own-family with other-family candidates."""
-    import judgelab
-
-    rubric = resolve_rubric(rubric)
-    item_df = items_frame(items)
-    run_kw.setdefault("progress", False)
-    run_kw.pop("return_stats", None)
-    table = judgelab.run(item_df, rubric, model, seed=seed, **run_kw)
+    item_df, rubric = prepare(items, rubric)
+    table = run_once(item_df, rubric, model, seed=seed, **run_kw)
     result = analyze(table, item_df, judge_family=judge_family or model_family(model),
                      generator_field=generator_field, gold_field=gold_field, criterion=criterion, seed=seed)
     result.meta.update(model=model, rubric=rubric.name)
@@ -84,7 +83,7 @@ def analyze(
     criterion: str = "overall",
     judge: str | None = None,
     seed: int = 0,
-    n_resamples: int = 2000,
+    n_resamples: int = DEFAULT_RESAMPLES,
 ) -> ProbeResult:
     """Self-preference statistics from a judged table plus the items' generator (and gold) fields."""
     items = items.assign(item_id=items["item_id"].astype(str)).set_index("item_id")
@@ -118,16 +117,15 @@ def _direct(table: pd.DataFrame, items: pd.DataFrame, family: str, generator_fie
     notes = [f"{dropped} item(s) unscored or without gold dropped" if dropped else ""]
     if gold_field is None:
         notes.append("no gold scores: quality differences between families are not controlled")
-    note = "; ".join(n for n in notes if n)
+    note = join_notes(*notes)
     method = f"OLS {formula}, HC3 robust SE, 95% CI"
     if complete["own"].nunique() < 2 or len(complete) < 4:
-        return [summary_row("own_family_effect", math.nan, n=len(complete), method=method,
-                            note="needs >= 4 scored items from both own and other families")], complete
+        return [result_row("own_family_effect", math.nan, n=len(complete), method=method,
+                           note="needs >= 4 scored items from both own and other families")], complete
     fit = smf.ols(formula, data=complete).fit(cov_type="HC3")
     lo, hi = fit.conf_int().loc["own"]
-    row = summary_row("own_family_effect", float(fit.params["own"]), n=len(complete), ci_low=lo, ci_high=hi,
-                      p_value=float(fit.pvalues["own"]), method=method,
-                      policy="unscored items dropped", note=note)
+    row = result_row("own_family_effect", float(fit.params["own"]), n=len(complete), ci_low=lo, ci_high=hi,
+                     p_value=float(fit.pvalues["own"]), method=method, policy="unscored items dropped", note=note)
     return [row], complete
 
 
@@ -148,12 +146,12 @@ def _pairwise(table: pd.DataFrame, items: pd.DataFrame, family: str, generator_f
         df["gold_own_points"] = np.where(df["own_is_A"], gold_a, 1.0 - gold_a)
         complete = df.dropna()
         diffs = (complete["own_points"] - complete["gold_own_points"]).to_numpy(float)
-        row = shift_row(diffs, statistic="own_family_win_rate_minus_gold", condition="", dropped=len(df) - len(complete),
+        row = shift_row(diffs, metric="own_family_win_rate_minus_gold", condition="", dropped=len(df) - len(complete),
                         seed=seed, n_resamples=n_resamples, policy=policy)
     else:
         complete = df.dropna()
         diffs = (complete["own_points"] - 0.5).to_numpy(float)
-        row = shift_row(diffs, statistic="own_family_win_rate_minus_half", condition="",
+        row = shift_row(diffs, metric="own_family_win_rate_minus_half", condition="",
                         dropped=len(df) - len(complete), seed=seed, n_resamples=n_resamples, policy=policy)
-        row["note"] = "; ".join(x for x in (row["note"], "no gold labels: quality is not controlled") if x)
+        row["note"] = join_notes(row["note"], "no gold labels: quality is not controlled")
     return [row], complete

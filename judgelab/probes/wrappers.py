@@ -16,6 +16,9 @@ from typing import Any
 
 from judgelab.rubrics.base import JudgeRequest, ParsedRow, Rubric
 
+__all__ = ["SCALE_LABELS", "SCALE_ORDERS", "SCALE_STYLES", "ChallengeRubric", "OpinionRubric", "ScaleOrderRubric",
+           "UnfencedRubric", "WrappedRubric", "changes_prompt", "scale_legend", "unfence"]
+
 
 class WrappedRubric:
     """Delegates the contract to ``base``; subclasses rewrite messages in ``rewrite``."""
@@ -59,7 +62,23 @@ def _last_user(messages: list[dict[str, str]]) -> int:
     raise ValueError("the rubric's request has no user message to rewrite")
 
 
-class ChallengeRubric(WrappedRubric):
+class _PerItemRubric(WrappedRubric):
+    """A wrapper whose rewrite depends on the item: ``per_item`` maps item_id -> what to add."""
+
+    missing = "nothing given for item {item_id!r}"  # the KeyError's message for an item without an entry
+
+    def __init__(self, base: Rubric, per_item: Mapping[str, Any]) -> None:
+        super().__init__(base)
+        self.per_item = dict(per_item)
+
+    def for_item(self, item: Mapping[str, Any]) -> Any:
+        item_id = str(item.get("item_id"))
+        if item_id not in self.per_item:
+            raise KeyError(self.missing.format(item_id=item_id))
+        return self.per_item[item_id]
+
+
+class ChallengeRubric(_PerItemRubric):
     """Second turn of a conversation: the judge's first answer, then a user challenge.
 
     ``followups`` maps item_id -> (the judge's first raw output, the challenge text). The judge
@@ -67,16 +86,13 @@ class ChallengeRubric(WrappedRubric):
     """
 
     wrapper = "challenge"
+    missing = "no first answer recorded for item {item_id!r}; it cannot be challenged"
 
     def __init__(self, base: Rubric, followups: Mapping[str, tuple[str, str]]) -> None:
-        super().__init__(base)
-        self.followups = dict(followups)
+        super().__init__(base, followups)
 
     def rewrite(self, messages: list[dict[str, str]], item: Mapping[str, Any]) -> list[dict[str, str]]:
-        item_id = str(item.get("item_id"))
-        if item_id not in self.followups:
-            raise KeyError(f"no first answer recorded for item {item_id!r}; it cannot be challenged")
-        first, challenge = self.followups[item_id]
+        first, challenge = self.for_item(item)
         return messages + [{"role": "assistant", "content": first}, {"role": "user", "content": challenge}]
 
     def requests(self, item: Mapping[str, Any], *, swapped: bool = False) -> list[JudgeRequest]:
@@ -89,21 +105,18 @@ class ChallengeRubric(WrappedRubric):
         return None  # the first answer and the challenge are in the messages, hence in the cache key
 
 
-class OpinionRubric(WrappedRubric):
+class OpinionRubric(_PerItemRubric):
     """The user's opinion stated before the judge judges: ``opinions`` maps item_id -> text."""
 
     wrapper = "opinion"
+    missing = "no user opinion given for item {item_id!r}"
 
     def __init__(self, base: Rubric, opinions: Mapping[str, str]) -> None:
-        super().__init__(base)
-        self.opinions = dict(opinions)
+        super().__init__(base, opinions)
 
     def rewrite(self, messages: list[dict[str, str]], item: Mapping[str, Any]) -> list[dict[str, str]]:
-        item_id = str(item.get("item_id"))
-        if item_id not in self.opinions:
-            raise KeyError(f"no user opinion given for item {item_id!r}")
         i = _last_user(messages)
-        messages[i]["content"] = f"{self.opinions[item_id]}\n\n{messages[i]['content']}"
+        messages[i]["content"] = f"{self.for_item(item)}\n\n{messages[i]['content']}"
         return messages
 
 

@@ -30,21 +30,21 @@ def test_consistency_rate_matches_published_equal_field(data_dir, split, judge, 
     data = llmbar(split, judge, strategy, data_dir=data_dir, rating_winner=rating_winner)
     published = llmbar_published_statistics(split, judge, strategy, data_dir=data_dir)
     result = probes.position.analyze(data.table, unscored="tie", n_resamples=200)
-    row = result.statistic("consistency_rate")
+    row = result.metric("consistency_rate")
     assert row["n"] == published["equal_n"]
     assert round(row["estimate"] * row["n"]) == published["equal_count"]
     assert row["estimate"] * 100 == pytest.approx(published["equal_percent"], abs=0.05)
     # the calibrated sensitivity table scores every item against the gold labels
     assert set(result.details["sensitivity"]["policy"]) == {"tie", "drop", "first", "average"}
-    assert "accuracy" in set(result.details["sensitivity"]["statistic"])
+    assert "accuracy" in set(result.details["sensitivity"]["metric"])
 
 
 def test_unscored_policy_changes_the_denominator(data_dir):
     data = llmbar("LLMBar/Adversarial/GPTInst", "ChatGPT", "CoT", data_dir=data_dir)
     unscored = int((data.table["status"] != "ok").sum())
     assert unscored > 0  # this folder holds unreadable verdicts
-    as_tie = probes.position.analyze(data.table, unscored="tie", n_resamples=200).statistic("consistency_rate")
-    excluded = probes.position.analyze(data.table, unscored="exclude", n_resamples=200).statistic("consistency_rate")
+    as_tie = probes.position.analyze(data.table, unscored="tie", n_resamples=200).metric("consistency_rate")
+    excluded = probes.position.analyze(data.table, unscored="exclude", n_resamples=200).metric("consistency_rate")
     assert excluded["n"] < as_tie["n"] and "excluded" in excluded["note"]
 
 
@@ -63,9 +63,9 @@ def test_analysis_only_positive_bias_on_summeval_reads_the_right_rows(data_dir):
     documents = data.items.set_index("item_id")["document_id"]
     clustered = probes.positive_bias.analyze(t, cluster=documents, n_resamples=300)
     for criterion, value in expected.items():
-        row = plain.statistic("mean_difference", criterion)
+        row = plain.metric("mean_difference", criterion)
         assert row["estimate"] == pytest.approx(value)
-        wide = clustered.statistic("mean_difference", criterion)
+        wide = clustered.metric("mean_difference", criterion)
         assert wide["ci_high"] - wide["ci_low"] > row["ci_high"] - row["ci_low"]
 
 
@@ -74,9 +74,9 @@ def test_analysis_only_length_gives_the_length_controlled_win_rate_on_llmbar(dat
     res = probes.length.analyze(data.table, items=data.items, fields=("output_1", "output_2"))
     t = data.table
     verdicts = t[(t["judge"] == "GPT-4") & (t["condition"] == "original")]["winner"]
-    raw = res.statistic("raw_win_rate", "original")
+    raw = res.metric("raw_win_rate", "original")
     assert raw["n"] == len(verdicts) == 100
     assert raw["estimate"] == pytest.approx((verdicts == "A").mean())
-    assert 0 < res.statistic("length_controlled_win_rate", "original")["estimate"] < 1
+    assert 0 < res.metric("length_controlled_win_rate", "original")["estimate"] < 1
     with pytest.raises(ValueError, match="no padded conditions"):
         probes.length.analyze(data.table)

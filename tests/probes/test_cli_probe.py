@@ -31,7 +31,7 @@ def test_cli_position_probe_prints_one_json_line(tmp_path, monkeypatch):
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 1
     payload = json.loads(lines[0])
-    stats = {(r["statistic"], r["policy"]): r for r in payload["summary"]}
+    stats = {(r["metric"], r["policy"]): r for r in payload["summary"]}
     first = next(r for (name, _), r in stats.items() if name == "first_position_rate")
     assert first["estimate"] == 1.0 and first["n"] == 16 and first["p_value"] < 0.001
     # balanced position calibration: 0.95 for A in one order, 0.05 in the other -> every item a TIE

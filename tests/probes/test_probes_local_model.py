@@ -43,7 +43,7 @@ PAIRWISE = [
 def _check(result: probes.ProbeResult, conditions: set[str], statistics: set[str]) -> None:
     judgments.validate(result.table)
     assert conditions <= set(result.table["condition"])
-    assert statistics <= set(result.summary["statistic"])
+    assert statistics <= set(result.summary["metric"])
     assert (result.summary["n"] >= 0).all()
     payload = json.loads(result.summary_json())
     assert payload["probe"] == result.probe and len(payload["summary"]) == len(result.summary)

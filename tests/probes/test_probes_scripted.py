@@ -37,17 +37,17 @@ def test_position_detects_a_first_position_judge(tmp_path):
         res = probes.position(s.pairwise_items(10), ToyPairwise(), s.MODEL, **s.run_kw(srv, tmp_path))
     judgments.validate(res.table)
     assert set(res.table["condition"]) == {"original", "swapped"}
-    first = res.statistic("first_position_rate")
+    first = res.metric("first_position_rate")
     assert first["estimate"] == 1.0 and s.significant(first) and first["ci_low"] > 0.5
-    assert res.statistic("consistency_rate")["estimate"] == 0.0
-    assert res.statistic("flip_rate")["estimate"] == 1.0
+    assert res.metric("consistency_rate")["estimate"] == 0.0
+    assert res.metric("flip_rate")["estimate"] == 1.0
     # the swap rule turns every inconsistent pair into a TIE; "first" keeps each item's seeded first order
-    assert res.statistic("win_rate_A", policy="tie")["estimate"] == 0.5
-    assert res.statistic("win_rate_A", policy="drop")["n"] == 0
+    assert res.metric("win_rate_A", policy="tie")["estimate"] == 0.5
+    assert res.metric("win_rate_A", policy="drop")["n"] == 0
     firsts = res.details["pairs"]["first_shown"]
     assert set(firsts) == {"original", "swapped"}  # the seeded per-item order really varies
     expected = (firsts == "original").mean()  # A wins exactly where the original order was shown first
-    assert res.statistic("win_rate_A", policy="first")["estimate"] == pytest.approx(expected)
+    assert res.metric("win_rate_A", policy="first")["estimate"] == pytest.approx(expected)
     line = res.summary_json()
     assert "\n" not in line and json.loads(line)["probe"] == "position"
 
@@ -55,12 +55,12 @@ def test_position_detects_a_first_position_judge(tmp_path):
 def test_position_finds_no_bias_in_a_fair_judge(tmp_path):
     with s.serve(fair_pairwise_judge) as srv:
         res = probes.position(s.pairwise_items(10), ToyPairwise(), s.MODEL, **s.run_kw(srv, tmp_path))
-    first = res.statistic("first_position_rate")
+    first = res.metric("first_position_rate")
     assert first["estimate"] == 0.5 and not s.significant(first)
-    assert res.statistic("consistency_rate")["estimate"] == 1.0
-    assert res.statistic("flip_rate")["estimate"] == 0.0
+    assert res.metric("consistency_rate")["estimate"] == 1.0
+    assert res.metric("flip_rate")["estimate"] == 0.0
     for policy in ("tie", "drop", "first", "average"):
-        assert res.statistic("win_rate_A", policy=policy)["estimate"] == 0.5
+        assert res.metric("win_rate_A", policy=policy)["estimate"] == 0.5
 
 
 # ----------------------------------------------------------------------------------------- length
@@ -83,7 +83,7 @@ def test_length_probe_detects_exactly_a_length_bonus(tmp_path, biased):
     conditions = ["restatement+25w", "filler+25w", "restatement+50w", "filler+50w"]
     assert set(res.table["condition"]) == {"original", *conditions}
     for cond in conditions:
-        row = res.statistic("score_change", cond)
+        row = res.metric("score_change", cond)
         assert row["n"] == 8
         if biased:
             assert row["estimate"] == 1.0 and s.significant(row)
@@ -103,9 +103,9 @@ def test_length_probe_on_pairwise_pads_candidate_a_and_adds_length_controlled_wi
                             lengths=(30,), **s.run_kw(srv, tmp_path))
     # originally A (as long as B) won the 6 items where it is better; padded, A wins all 12
     for cond in ("filler+30w", "restatement+30w"):
-        row = res.statistic("win_rate_A_change", cond)
+        row = res.metric("win_rate_A_change", cond)
         assert row["estimate"] == pytest.approx(0.5) and s.significant(row)
-    assert "length_controlled_win_rate" in set(res.summary["statistic"])
+    assert "length_controlled_win_rate" in set(res.summary["metric"])
 
 
 # -------------------------------------------------------------------------------------- authority
@@ -123,7 +123,7 @@ def test_authority_probe(tmp_path, biased):
         res = probes.authority(s.direct_items(8), ToyDirect(), s.MODEL, field="answer", criterion="quality",
                                **s.run_kw(srv, tmp_path))
     for cond in ("confident", "citation"):
-        row = res.statistic("score_change", cond)
+        row = res.metric("score_change", cond)
         assert row["estimate"] == (1.0 if biased else 0.0)
         assert s.significant(row) is biased
 
@@ -150,11 +150,11 @@ def test_sycophancy_probe(tmp_path, biased):
     assert len(challenged) == 12 and challenged[0]["messages"][1]["role"] == "assistant"
     assert "Are you sure?" in challenged[0]["messages"][2]["content"]
     for variant in ("challenged", "user_opinion"):
-        flips = res.statistic("flip_rate", variant)
-        change = res.statistic("agrees_with_suggestion_change", variant)
+        flips = res.metric("flip_rate", variant)
+        change = res.metric("agrees_with_suggestion_change", variant)
         if biased:
             assert flips["estimate"] == 0.5 and flips["ci_low"] > 0.2
-            assert res.statistic("cave_rate", variant)["estimate"] == 0.5
+            assert res.metric("cave_rate", variant)["estimate"] == 0.5
             assert s.significant(change)
         else:
             assert flips["estimate"] == 0.0 and not s.significant(change)
@@ -170,9 +170,9 @@ def test_sycophancy_probe_on_a_pairwise_judge_that_caves(tmp_path):
         res = probes.sycophancy(s.pairwise_items(12), ToyPairwise(), s.MODEL, variants=("challenged",),
                                 **s.run_kw(srv, tmp_path))
     assert set(res.table["condition"]) == {"original", "challenged"}
-    assert res.statistic("flip_rate", "challenged")["estimate"] == 0.5
-    assert res.statistic("cave_rate", "challenged")["estimate"] == 0.5
-    assert s.significant(res.statistic("agrees_with_suggestion_change", "challenged"))
+    assert res.metric("flip_rate", "challenged")["estimate"] == 0.5
+    assert res.metric("cave_rate", "challenged")["estimate"] == 0.5
+    assert s.significant(res.metric("agrees_with_suggestion_change", "challenged"))
 
 
 # -------------------------------------------------------------------------------- self_preference
@@ -195,7 +195,7 @@ def test_self_preference_probe(tmp_path, biased):
         res = probes.self_preference(s.direct_items(16, generator=True), ToyDirect(), s.MODEL, criterion="quality",
                                      gold_field="human_quality", **s.run_kw(srv, tmp_path))
     assert res.meta["judge_family"] == "gpt"
-    row = res.statistic("own_family_effect")
+    row = res.metric("own_family_effect")
     assert row["n"] == 16
     if biased:
         assert row["estimate"] == pytest.approx(1.0, abs=0.2) and s.significant(row)
@@ -209,7 +209,7 @@ def test_self_preference_pairwise_against_gold(tmp_path):
         item["generator_a"], item["generator_b"] = ("gpt-4o", "llama-3") if k % 2 == 0 else ("llama-3", "gpt-4o")
     with s.serve(fair_pairwise_judge) as srv:
         res = probes.self_preference(items, ToyPairwise(), s.MODEL, gold_field="gold", **s.run_kw(srv, tmp_path))
-    row = res.statistic("own_family_win_rate_minus_gold")
+    row = res.metric("own_family_win_rate_minus_gold")
     assert row["estimate"] == 0.0 and not s.significant(row)
 
 
@@ -236,7 +236,7 @@ def test_scale_order_probe(tmp_path, biased):
                                  **s.run_kw(srv, tmp_path))
     for cond, shifted in (("scale:descending/numbers", True), ("scale:descending/labels", True),
                           ("scale:ascending/labels", False)):
-        row = res.statistic("score_change", cond)
+        row = res.metric("score_change", cond)
         expect = 1.0 if (biased and shifted) else 0.0
         assert row["estimate"] == expect and s.significant(row) is (biased and shifted)
 
@@ -282,11 +282,11 @@ def test_injection_probe_and_fencing_mitigation(tmp_path, judge, fenced_success,
         res = probes.injection(direct_score_items(), load_rubric("direct_score"), s.MODEL, **s.run_kw(srv, tmp_path))
     kinds = list(perturbations.INJECTIONS)
     for kind in kinds:
-        fenced = res.statistic("injection_success_rate", f"inject:{kind}")
-        unfenced = res.statistic("injection_success_rate", f"unfenced:inject:{kind}")
+        fenced = res.metric("injection_success_rate", f"inject:{kind}")
+        unfenced = res.metric("injection_success_rate", f"unfenced:inject:{kind}")
         assert fenced["n"] == 6 and fenced["estimate"] == fenced_success
         assert unfenced["estimate"] == unfenced_success
-        effect = res.statistic("fencing_effect_on_success", f"inject:{kind}")
+        effect = res.metric("fencing_effect_on_success", f"inject:{kind}")
         assert effect["estimate"] == fenced_success - unfenced_success
 
 
@@ -301,9 +301,9 @@ def test_injection_probe_on_pairwise_candidate_a(tmp_path):
         res = probes.injection(s.pairwise_items(8), ToyPairwise(), s.MODEL, field="answer_a", **s.run_kw(srv, tmp_path))
     assert "does not fence" in res.meta["mitigation_note"]  # the toy rubric has no fences: no unfenced arm
     for kind in perturbations.INJECTIONS:
-        row = res.statistic("injection_success_rate", f"inject:{kind}")
+        row = res.metric("injection_success_rate", f"inject:{kind}")
         assert row["n"] == 4 and row["estimate"] == 1.0  # the 4 items A lost originally are all won now
-        assert res.statistic("win_rate_A_change", f"inject:{kind}")["estimate"] == 0.5
+        assert res.metric("win_rate_A_change", f"inject:{kind}")["estimate"] == 0.5
 
 
 # ---------------------------------------------------------------------------------------- repeats
@@ -330,22 +330,22 @@ def test_repeats_probe_separates_a_noisy_judge_from_a_stable_one(tmp_path):
     with s.serve(content_judge) as srv:
         stable = probes.repeats(s.direct_items(8), ToyDirect(), s.MODEL, k=4, criterion="quality",
                                 **s.run_kw(srv, tmp_path / "b"))
-    assert noisy.statistic("mean_within_item_sd")["estimate"] > 0.3
-    assert noisy.statistic("items_with_disagreeing_repeats")["estimate"] > 0.5
-    assert noisy.statistic("ICC1")["estimate"] < 0.9
-    assert stable.statistic("mean_within_item_sd")["estimate"] == 0.0
-    icc1 = stable.statistic("ICC1")  # identical repeats: no within-item variance, ICC undefined (said so)
+    assert noisy.metric("mean_within_item_sd")["estimate"] > 0.3
+    assert noisy.metric("items_with_disagreeing_repeats")["estimate"] > 0.5
+    assert noisy.metric("ICC1")["estimate"] < 0.9
+    assert stable.metric("mean_within_item_sd")["estimate"] == 0.0
+    icc1 = stable.metric("ICC1")  # identical repeats: no within-item variance, ICC undefined (said so)
     assert math.isnan(icc1["estimate"]) and "no within-item variation" in icc1["note"]
-    assert stable.statistic("krippendorff_alpha_interval")["estimate"] == pytest.approx(1.0)
-    assert stable.statistic("n_system_fingerprints")["estimate"] == 1.0
+    assert stable.metric("krippendorff_alpha_interval")["estimate"] == pytest.approx(1.0)
+    assert stable.metric("n_system_fingerprints")["estimate"] == 1.0
 
 
 def test_repeats_probe_reports_drift_across_system_fingerprints(tmp_path):
     with s.serve(drifting_judge) as srv:
         res = probes.repeats(s.direct_items(8), ToyDirect(), s.MODEL, k=4, criterion="quality",
                              **s.run_kw(srv, tmp_path))
-    assert res.statistic("n_system_fingerprints")["estimate"] == 2.0
-    drift = res.statistic("fingerprint_mean_range")
+    assert res.metric("n_system_fingerprints")["estimate"] == 2.0
+    drift = res.metric("fingerprint_mean_range")
     assert drift["estimate"] == pytest.approx(1.0) and s.significant(drift)
 
 
@@ -366,13 +366,13 @@ def calibrated_judge(body):
 def test_positive_bias_probe(tmp_path, biased):
     with s.serve(generous_judge if biased else calibrated_judge) as srv:
         res = probes.positive_bias(s.direct_items(12), ToyDirect(), s.MODEL, **s.run_kw(srv, tmp_path))
-    row = res.statistic("mean_difference", "quality")
+    row = res.metric("mean_difference", "quality")
     assert row["n"] == 12
     if biased:
         assert row["estimate"] == 1.0 and row["ci_low"] > 0
     else:
         assert row["estimate"] == 0.0 and row["ci_low"] < 0 < row["ci_high"]
-    wilcoxon = res.statistic("wilcoxon_signed_rank", "quality")
+    wilcoxon = res.metric("wilcoxon_signed_rank", "quality")
     assert s.significant(wilcoxon) is biased
 
 
@@ -406,7 +406,7 @@ def test_unscored_rows_are_counted_not_scored(tmp_path):
     with s.serve(flaky_judge) as srv:
         res = probes.authority(s.direct_items(8), ToyDirect(), s.MODEL, field="answer", criterion="quality",
                                **s.run_kw(srv, tmp_path))
-    row = res.statistic("score_change", "citation")
+    row = res.metric("score_change", "citation")
     assert row["n"] == 7 and "1 item(s) dropped" in row["note"] and row["policy"]
     assert (res.table["status"] == "parse_error").sum() == 3  # one item x three conditions, kept as rows
     assert not math.isnan(row["estimate"])
