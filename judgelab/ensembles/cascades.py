@@ -1,4 +1,4 @@
-"""Hierarchical screening (seed 002): a cheap judge sees every item, a strong judge only the hard ones.
+"""Hierarchical screening (a cascade): a cheap judge sees every item, a strong judge only the hard ones.
 
 ``judgelab.cascade(cheap, strong, escalate_when=0.75).run(items, rubric, ...)`` runs the cheap
 judge (both orders by default, so position consistency gives each verdict a confidence), sends
@@ -28,11 +28,14 @@ from judgelab.engine.items import read_items
 from judgelab.engine.runner import run
 from judgelab.ensembles.confidence import POSITION_CONDITION, position_consistency
 from judgelab.ensembles.panels import Panel
-from judgelab.stats.bootstrap import bootstrap
+from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap, mean_statistic
 from judgelab.stats.tidy import result_row, tidy_frame
 
+__all__ = ["SWAP_CONDITIONS", "Cascade", "CascadeResult", "EscalateWhen", "cascade", "cascade_from_tables",
+           "cascade_report", "cascade_rows", "consolidated", "escalation_mask"]
+
 EscalateWhen = float | str | Callable[[pd.DataFrame], Sequence[bool] | np.ndarray | pd.Series]
-ORDERS = ("original", "swapped")
+SWAP_CONDITIONS = ("original", "swapped")  # the two presentation orders a verdict is consolidated from
 
 
 @dataclass
@@ -54,7 +57,7 @@ def _run_tier(tier: Any, items: pd.DataFrame, rubric: Any, **kwargs: Any) -> pd.
     return run(items, rubric, tier, **kwargs)
 
 
-def consolidated(table: pd.DataFrame, judge: str, conditions: tuple[str, str] = ORDERS) -> pd.DataFrame:
+def consolidated(table: pd.DataFrame, judge: str, conditions: tuple[str, str] = SWAP_CONDITIONS) -> pd.DataFrame:
     """One verdict per item for ``judge``: swap-consolidated when both orders exist, else its only order."""
     rows = table[(table["judge"] == judge) & table["side"].isna()]
     if rows.empty:
@@ -73,7 +76,7 @@ def consolidated(table: pd.DataFrame, judge: str, conditions: tuple[str, str] = 
 
 def escalation_mask(verdicts: pd.DataFrame, escalate_when: EscalateWhen) -> np.ndarray:
     """True where a consolidated cheap verdict goes to the strong judge."""
-    unscored = (verdicts["status"] != "ok").to_numpy()
+    unscored = (~judgments.is_scored(verdicts)).to_numpy()
     if callable(escalate_when):
         chosen = np.asarray(escalate_when(verdicts), dtype=bool)
         if chosen.shape != unscored.shape:
@@ -131,13 +134,14 @@ def cascade_rows(cheap: pd.DataFrame, strong: pd.DataFrame, escalate: np.ndarray
 def _gold(table: pd.DataFrame, gold: str | None) -> pd.Series | None:
     if gold is None or not (table["judge"] == gold).any():
         return None
-    rows = table[(table["judge"] == gold) & (table["status"] == "ok") & table["side"].isna()]
+    rows = table[(table["judge"] == gold) & judgments.is_scored(table) & table["side"].isna()]
     return rows.drop_duplicates("item_id").set_index("item_id")["winner"]
 
 
 def cascade_report(cheap_rows: pd.DataFrame, strong_rows: pd.DataFrame, cheap: pd.DataFrame, strong_all: pd.DataFrame
                    | None, final: pd.DataFrame, escalate: np.ndarray, *, gold: pd.Series | None,
-                   strong_rows_all: pd.DataFrame | None, n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+                   strong_rows_all: pd.DataFrame | None, n_resamples: int = DEFAULT_RESAMPLES,
+                   seed: int = 0) -> pd.DataFrame:
     """Tidy report; ``strong_all`` / ``strong_rows_all`` are the strong judge on EVERY item (None if unknown)."""
     n = len(cheap)
     escalated_items = set(cheap.loc[escalate, "item_id"])
@@ -167,8 +171,7 @@ def cascade_report(cheap_rows: pd.DataFrame, strong_rows: pd.DataFrame, cheap: p
     if strong_all is not None:
         ref = strong_all.set_index("item_id")["winner"].reindex(final_w.index)
         same = np.array([isinstance(a, str) and a == b for a, b in zip(final_w, ref, strict=True)], dtype=float)
-        b = bootstrap(lambda idx: same[idx].mean(axis=1), len(same), n_resamples=n_resamples, seed=seed,
-                      return_distribution=False)
+        b = bootstrap(mean_statistic(same), len(same), n_resamples=n_resamples, seed=seed, return_distribution=False)
         rows.append(result_row("agreement_with_strong_on_everything", b.estimate, n=len(same), **b.fields(),
                                method=f"share of items whose cascade verdict equals the strong judge's; CI: {b.method}"))
         rows.append(result_row("agreement_lost", 1 - b.estimate, n=len(same), ci_low=1 - b.ci_high,
@@ -182,13 +185,13 @@ def cascade_report(cheap_rows: pd.DataFrame, strong_rows: pd.DataFrame, cheap: p
         for tier, verdicts in tiers.items():
             v = verdicts.reindex(final_w.index)
             correct[tier] = np.array([isinstance(a, str) and a == g for a, g in zip(v, labels, strict=True)], float)
-            b = bootstrap(lambda idx, c=correct[tier]: c[idx].mean(axis=1), len(labels), n_resamples=n_resamples,
-                          seed=seed, return_distribution=False)
+            b = bootstrap(mean_statistic(correct[tier]), len(labels), n_resamples=n_resamples, seed=seed,
+                          return_distribution=False)
             rows.append(result_row(f"accuracy_{tier}", b.estimate, n=len(labels), **b.fields(),
                                    method=f"share matching gold (TIE and unscored count wrong); CI: {b.method}"))
         if "strong_only" in correct:
             diff = correct["cascade"] - correct["strong_only"]
-            b = bootstrap(lambda idx: diff[idx].mean(axis=1), len(diff), n_resamples=n_resamples, seed=seed,
+            b = bootstrap(mean_statistic(diff), len(diff), n_resamples=n_resamples, seed=seed,
                           return_distribution=False)
             rows.append(result_row("accuracy_cascade_minus_strong", b.estimate, n=len(diff), **b.fields(),
                                    method=f"paired difference in accuracy; CI: paired {b.method}"))
@@ -196,8 +199,8 @@ def cascade_report(cheap_rows: pd.DataFrame, strong_rows: pd.DataFrame, cheap: p
 
 
 def cascade_from_tables(table: pd.DataFrame, cheap: str, strong: str, *, escalate_when: EscalateWhen = 0.75,
-                        gold: str | None = "gold", conditions: tuple[str, str] = ORDERS, n_resamples: int = 2000,
-                        seed: int = 0) -> CascadeResult:
+                        gold: str | None = "gold", conditions: tuple[str, str] = SWAP_CONDITIONS,
+                        n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> CascadeResult:
     """Replay a cascade on a table where both judges judged every item; measure savings and agreement lost."""
     cheap_v, strong_v = consolidated(table, cheap, conditions), consolidated(table, strong, conditions)
     escalate = escalation_mask(cheap_v, escalate_when)

@@ -1,7 +1,7 @@
 """Confidence for every verdict, from four sources, and consolidated verdict rows that carry it.
 
-* position consistency (seed 002): both presentation orders agree -> that winner with the mean of
-  the two stated confidences; they disagree -> "TIE" with confidence 0.5
+* position consistency (the swap-consistency rule): both presentation orders agree -> that winner with
+  the mean of the two stated confidences; they disagree -> "TIE" with confidence 0.5
   (:func:`judgelab.rubrics.combine_swapped_passes`). A pass whose judge states no confidence
   counts as ``stated_default`` (1.0), so a judge without stated confidences gets 1.0 when
   consistent and 0.5 when not;
@@ -19,9 +19,8 @@ Calibration against gold or human labels is in :mod:`judgelab.stats.calibration`
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,25 +28,23 @@ import pandas as pd
 
 from judgelab import judgments
 from judgelab.engine.cache import RequestCache
-from judgelab.engine.logprobs import (  # the same score-token location as the expected score
-    _SCORE_KEY,
-    _token_at,
-)
+from judgelab.engine.logprobs import score_probabilities  # the same score token as the expected score
 from judgelab.rubrics import combine_swapped_passes
 
+__all__ = ["POSITION_CONDITION", "chosen_score_probability", "key_groups", "logprob_confidence",
+           "position_consistency", "repeat_agreement"]
+
 POSITION_CONDITION = "position_consolidated"
-_NA = "\x00NA"
 
 
-def _keyed(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
-    rows = rows.copy()
-    for k in keys:
-        rows[k] = rows[k].astype(object).where(rows[k].notna(), _NA)
-    return rows
+def key_groups(rows: pd.DataFrame, keys: Sequence[str]) -> Iterator[tuple[dict[str, Any], pd.DataFrame]]:
+    """(the key values as a dict, None where missing; the rows) per group, in order of first appearance.
 
-
-def _unkey(value: Any) -> Any:
-    return None if value == _NA else value
+    A missing key value (e.g. ``side`` of a whole-answer row, ``repeat`` of a consolidated one) forms
+    its own group instead of dropping the rows.
+    """
+    for key, group in rows.groupby(list(keys), sort=False, dropna=False):
+        yield {k: None if pd.isna(v) else v for k, v in zip(keys, key, strict=True)}, group
 
 
 def position_consistency(table: pd.DataFrame, *, judges: Sequence[str] | None = None,
@@ -55,20 +52,19 @@ def position_consistency(table: pd.DataFrame, *, judges: Sequence[str] | None = 
                          stated_default: float = 1.0) -> pd.DataFrame:
     """One consolidated pairwise row per judge x item x criterion x repeat from the two orders.
 
-    Rows with a winner in both ``conditions`` are combined by seed 002's rule; an item with an
+    Rows with a winner in both ``conditions`` are combined by the swap-consistency rule; an item with an
     unscored pass (or a missing one) gets an unscored consolidated row saying which pass failed.
     ``detail`` keeps both pass winners and ``consistent``.
     """
     rows = table[table["condition"].isin(conditions) & table["side"].isna()]
     if judges is not None:
         rows = rows[rows["judge"].isin(list(judges))]
-    rows = rows[rows["winner"].notna() | (rows["status"] != "ok")]
+    rows = rows[rows["winner"].notna() | ~judgments.is_scored(rows)]
     if rows.empty:
         raise ValueError(f"no pairwise verdict rows with condition in {conditions} to consolidate")
     keys = ["run_id", "judge", "item_id", "criterion", "repeat"]
     out = []
-    for key, group in _keyed(rows, keys).groupby(keys, sort=False):
-        base = {k: _unkey(v) for k, v in zip(keys, key, strict=True)}
+    for base, group in key_groups(rows, keys):
         first = group[group["condition"] == conditions[0]]
         second = group[group["condition"] == conditions[1]]
         base.update(condition=POSITION_CONDITION, rubric=group["rubric"].iloc[0],
@@ -86,18 +82,18 @@ def position_consistency(table: pd.DataFrame, *, judges: Sequence[str] | None = 
         )
         detail = {"consistent": combined["consistent"], "first_pass_winner": combined["first_pass_winner"],
                   "second_pass_winner": combined["second_pass_winner"], "confidence_source": "position_consistency"}
-        out.append({**base, "status": "ok", "winner": combined["winner"], "verdict": combined["winner"],
+        out.append({**base, "status": judgments.OK, "winner": combined["winner"], "verdict": combined["winner"],
                     "confidence": combined["confidence"], "detail": detail})
     return judgments.make_table(out)
 
 
 def _pass_problem(rows: pd.DataFrame, condition: str) -> tuple[str, str] | None:
     if rows.empty:
-        return "parse_error", f"no {condition!r} pass to compare with"
+        return judgments.PARSE_ERROR, f"no {condition!r} pass to compare with"
     if len(rows) > 1:
         raise ValueError(f"several {condition!r} rows for one judge/item/criterion/repeat")
     row = rows.iloc[0]
-    if row["status"] != "ok":
+    if row["status"] != judgments.OK:
         return str(row["status"]), f"the {condition!r} pass is unscored: {row['unscored_reason']}"
     return None
 
@@ -115,13 +111,12 @@ def repeat_agreement(table: pd.DataFrame, *, tolerance: float = 0.5) -> pd.DataF
     """
     keys = ["run_id", "judge", "item_id", "criterion", "side", "condition"]
     out = []
-    for key, group in _keyed(table, keys).groupby(keys, sort=False):
+    for base, group in key_groups(table, keys):
         if len(group) < 2:
             continue
-        base = {k: _unkey(v) for k, v in zip(keys, key, strict=True)}
         base.update(rubric=group["rubric"].iloc[0], rubric_version=group["rubric_version"].iloc[0],
                     created_at=pd.Timestamp.now(tz="UTC"))
-        ok = group[group["status"] == "ok"]
+        ok = judgments.scored(group)
         detail: dict[str, Any] = {"n_repeats": len(group), "n_scored": len(ok), "confidence_source": "repeat_spread"}
         if ok.empty:
             out.append({**base, "status": Counter(group["status"]).most_common(1)[0][0],
@@ -132,13 +127,13 @@ def repeat_agreement(table: pd.DataFrame, *, tolerance: float = 0.5) -> pd.DataF
             modes = [w for w, c in tally.items() if c == top]
             winner = modes[0] if len(modes) == 1 else "TIE"
             detail["votes"] = dict(tally)
-            out.append({**base, "status": "ok", "winner": winner, "verdict": winner,
+            out.append({**base, "status": judgments.OK, "winner": winner, "verdict": winner,
                         "confidence": tally.get(winner, top) / len(group), "detail": detail})
         else:
             scores = ok["score"].astype(float).to_numpy()
             median = float(np.median(scores))
             detail["scores"] = scores.tolist()
-            out.append({**base, "status": "ok", "score": median,
+            out.append({**base, "status": judgments.OK, "score": median,
                         "confidence": float(np.sum(np.abs(scores - median) <= tolerance)) / len(group),
                         "detail": detail})
     return judgments.make_table(out) if out else judgments.empty_table()
@@ -147,25 +142,10 @@ def repeat_agreement(table: pd.DataFrame, *, tolerance: float = 0.5) -> pd.DataF
 def chosen_score_probability(tokens: list[dict[str, Any]] | None, scale: tuple[int, int],
                              chosen: float) -> tuple[float | None, str]:
     """P(chosen value) / P(any valid value) at the score token, or (None, why not)."""
-    if not tokens:
-        return None, "no logprobs in the reply"
-    text = "".join(t.get("token") or "" for t in tokens)
-    matches = list(_SCORE_KEY.finditer(text))
-    index = _token_at(tokens, matches[-1].start(1)) if matches else None
-    valid = {str(v): v for v in range(scale[0], scale[1] + 1)}
-    if index is None:
-        index = next((i for i in range(len(tokens) - 1, -1, -1) if (tokens[i].get("token") or "").strip() in valid),
-                     None)
-    if index is None:
-        return None, "no score token in the completion"
-    mass: dict[int, float] = {}
-    for alt in tokens[index].get("top_logprobs") or [tokens[index]]:
-        tok, lp = (alt.get("token") or "").strip(), alt.get("logprob")
-        if tok in valid and lp is not None and math.isfinite(lp):
-            mass[valid[tok]] = mass.get(valid[tok], 0.0) + math.exp(lp)
-    total = sum(mass.values())
-    if total <= 0:
-        return None, "no valid score value among the top logprobs"
+    mass, how = score_probabilities(tokens, scale)
+    total = sum((mass or {}).values())
+    if not mass or total <= 0:
+        return None, how
     return mass.get(int(chosen), 0.0) / total, "ok"
 
 
@@ -183,7 +163,7 @@ def logprob_confidence(table: pd.DataFrame, cache: RequestCache | str, scale: tu
         conf = out["confidence"].astype("Float64").copy()
         details = out["detail"].astype(object).copy()
         for idx, row in out.iterrows():
-            if row["status"] != "ok" or pd.isna(row["score"]):
+            if row["status"] != judgments.OK or pd.isna(row["score"]):
                 continue
             hit = store.get(str(row["call_id"])) if pd.notna(row["call_id"]) else None
             prob, why = (None, "reply not in the cache") if hit is None else chosen_score_probability(

@@ -1,4 +1,4 @@
-"""A panel of judges (PoLL, seed 002): several models judge the same items; a rule combines their votes.
+"""A panel of judges (PoLL, a "panel of LLM evaluators"): several models judge the same items; a rule combines their votes.
 
 ``judgelab.panel([...], aggregate="majority").run(items, rubric, ...)`` runs every member (each a
 model name, a mapping with ``model``/``name``/``api_base``/``api_key``/``weight``, or a judge object
@@ -43,13 +43,16 @@ import pandas as pd
 from judgelab import judgments
 from judgelab.engine.runner import RunAborted, RunStats, arun
 from judgelab.engine.sync import run_sync
+from judgelab.ensembles.confidence import key_groups
+
+__all__ = ["GROUP_KEYS", "RULES", "TIE_RULES", "Member", "Panel", "PanelResult", "Rule", "TieRule", "aggregate_panel",
+           "panel"]
 
 Rule = Literal["majority", "weighted", "mean", "median"]
 TieRule = Literal["tie", "first_member"]
 RULES: tuple[str, ...] = ("majority", "weighted", "mean", "median")
 TIE_RULES: tuple[str, ...] = ("tie", "first_member")
 GROUP_KEYS: tuple[str, ...] = ("item_id", "criterion", "side", "condition", "repeat")
-_NA = "\x00NA"  # groupby would drop NA keys (side is NA for whole-answer rows)
 
 
 @dataclass(frozen=True)
@@ -185,18 +188,16 @@ def aggregate_panel(table: pd.DataFrame, judges: Sequence[str], rule: Rule = "ma
         raise ValueError(f"panel member(s) {absent} have no rows in the table")
     weights = {j: float((weights or {}).get(j, 1.0)) for j in judges}
     quorum = quorum if quorum is not None else math.ceil(len(judges) / 2)
-    rows = table[table["judge"].isin(judges)].copy()
-    for key in GROUP_KEYS:
-        rows[key] = rows[key].astype(object).where(rows[key].notna(), _NA)
+    rows = table[table["judge"].isin(judges)]
     run_id = "panel-" + hashlib.sha256("|".join(sorted(set(rows["run_id"].astype(str)))).encode()).hexdigest()[:12]
     order = {j: i for i, j in enumerate(judges)}
     out = []
-    for key, group in rows.groupby(list(GROUP_KEYS), sort=False):
+    for base, group in key_groups(rows, GROUP_KEYS):
         group = group.sort_values("judge", key=lambda s: s.map(order))
         dup = group["judge"].duplicated()
         if dup.any():
-            raise ValueError(f"judge {group.loc[dup, 'judge'].iloc[0]!r} has several rows for {dict(zip(GROUP_KEYS, key, strict=True))}")
-        base = {k: (None if v == _NA else v) for k, v in zip(GROUP_KEYS, key, strict=True)}
+            raise ValueError(f"judge {group.loc[dup, 'judge'].iloc[0]!r} has several rows for {base}")
+        base = dict(base)
         base.update(run_id=run_id, rubric=group["rubric"].iloc[0], rubric_version=group["rubric_version"].iloc[0],
                     judge=judge_name or f"panel:{rule}", created_at=pd.Timestamp.now(tz="UTC"))
         out.append(_aggregate_group(group, base, rule, weights, tie, quorum, score_tolerance, len(judges)))
@@ -205,7 +206,7 @@ def aggregate_panel(table: pd.DataFrame, judges: Sequence[str], rule: Rule = "ma
 
 def _aggregate_group(group: pd.DataFrame, base: dict[str, Any], rule: str, weights: Mapping[str, float],
                      tie: str, quorum: int, tolerance: float, n_members: int) -> dict[str, Any]:
-    ok = group[group["status"] == "ok"]
+    ok = judgments.scored(group)
     labels = ok["winner"].notna().any()
     votes: dict[str, Any]
     if labels:
@@ -214,8 +215,8 @@ def _aggregate_group(group: pd.DataFrame, base: dict[str, Any], rule: str, weigh
         votes = {j: float(s) for j, s in zip(ok["judge"], ok["score"], strict=True) if pd.notna(s)}
     detail: dict[str, Any] = {"rule": rule, "tie_rule": tie, "votes": votes, "members": n_members}
     if len(votes) < quorum:
-        statuses = Counter(group.loc[group["status"] != "ok", "status"])
-        status = statuses.most_common(1)[0][0] if statuses else "parse_error"
+        statuses = Counter(group.loc[~judgments.is_scored(group), "status"])
+        status = statuses.most_common(1)[0][0] if statuses else judgments.PARSE_ERROR
         reason = f"only {len(votes)} of {n_members} panel members scored this (quorum {quorum})"
         return {**base, "status": status, "unscored_reason": reason, "detail": detail}
     w = {j: weights[j] for j in votes}
@@ -231,7 +232,8 @@ def _aggregate_group(group: pd.DataFrame, base: dict[str, Any], rule: str, weigh
         if winner == "TIE" and "TIE" not in tally:
             conf = max(tally.values()) / total if total > 0 else math.nan  # the tied options' share
         detail["tie_broken"] = tied
-        return {**base, "status": "ok", "winner": winner, "verdict": winner, "confidence": conf, "detail": detail}
+        return {**base, "status": judgments.OK, "winner": winner, "verdict": winner, "confidence": conf,
+                "detail": detail}
     values = np.array(list(votes.values()), dtype=float)
     wv = np.array(list(w.values()), dtype=float)
     if rule == "mean":
@@ -251,7 +253,7 @@ def _aggregate_group(group: pd.DataFrame, base: dict[str, Any], rule: str, weigh
             else float(picked)
         detail["tie_broken"] = tied
     conf = float(np.mean(np.abs(values - score) <= tolerance))
-    return {**base, "status": "ok", "score": score, "confidence": conf, "detail": detail}
+    return {**base, "status": judgments.OK, "score": score, "confidence": conf, "detail": detail}
 
 
 def _pick(tally: Counter[Any], votes: Mapping[str, Any], tie: str) -> tuple[Any, bool]:

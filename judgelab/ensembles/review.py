@@ -1,4 +1,4 @@
-"""Human review of low-confidence verdicts (seed 002's human-in-the-loop stage).
+"""Human review of low-confidence verdicts (the human-in-the-loop stage of a judging pipeline).
 
 :func:`export_review` writes the verdicts below a confidence threshold (and every unscored one)
 to a CSV or Parquet file a person can label: one row per item x criterion x side, with the item's
@@ -6,13 +6,14 @@ fields (the candidates), each judge's verdict, confidence and raw output, and em
 ``annotator`` and ``notes`` columns. :func:`import_review` reads the labelled file back as judge
 ``"human"`` rows (``"human:<annotator>"`` when an annotator is given per row), validated: unknown
 item ids, labels outside the allowed set, or an edited key column are errors naming the rows; a row
-left unlabelled is not a judgment and is reported (``attrs["n_unlabelled"]``), not invented.
+left unlabelled is not a judgment: it is returned separately (:class:`ReviewLabels`), not invented.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,6 +21,9 @@ import numpy as np
 import pandas as pd
 
 from judgelab import judgments
+
+__all__ = ["KEY", "REVIEW_COLUMNS", "WINNER_LABELS", "LabelKind", "ReviewFileError", "ReviewLabels", "export_review",
+           "import_review", "review_queue"]
 
 LabelKind = Literal["winner", "score"]
 WINNER_LABELS: tuple[str, ...] = ("A", "B", "TIE")
@@ -29,6 +33,18 @@ REVIEW_COLUMNS = ("label", "annotator", "notes")
 
 class ReviewFileError(ValueError):
     """A labelled review file that cannot be imported; the message names the rows and values."""
+
+
+@dataclass(frozen=True)
+class ReviewLabels:
+    """What a labelled review file holds: the labels as judgments-table rows, and the keys left unlabelled."""
+
+    table: pd.DataFrame  # judge "human" (or "human:<annotator>") rows, validated
+    unlabelled: pd.DataFrame  # item_id, criterion, side of the rows nobody labelled (yet)
+
+    @property
+    def n_unlabelled(self) -> int:
+        return len(self.unlabelled)
 
 
 def _write(df: pd.DataFrame, path: Path) -> None:
@@ -68,9 +84,10 @@ def review_queue(table: pd.DataFrame, *, threshold: float, judges: Sequence[str]
     if screened.empty:
         raise ValueError("no judge rows to review (after the judges and condition filters)")
     conf = screened["confidence"].astype(float)
-    low = (screened["status"] == "ok") & ~(conf >= threshold)
+    scored = judgments.is_scored(screened)
+    low = scored & ~(conf >= threshold)
     if include_unscored:
-        low |= screened["status"] != "ok"
+        low |= ~scored
     keys = screened.loc[low, list(KEY)].drop_duplicates()
     flagged = rows.merge(keys, on=list(KEY), how="inner")
     wide = []
@@ -79,9 +96,10 @@ def review_queue(table: pd.DataFrame, *, threshold: float, judges: Sequence[str]
         for _, r in group.iterrows():
             tag = f"{r['judge']}|{r['condition']}" + (f"|r{r['repeat']}" if pd.notna(r["repeat"]) and r["repeat"] else "")
             verdict = r["winner"] if isinstance(r["winner"], str) else r["score"]
-            record[f"{tag}|verdict"] = None if r["status"] != "ok" else verdict
+            ok = r["status"] == judgments.OK
+            record[f"{tag}|verdict"] = verdict if ok else None
             record[f"{tag}|confidence"] = r["confidence"]
-            record[f"{tag}|status"] = r["status"] if r["status"] == "ok" else f"{r['status']}: {r['unscored_reason']}"
+            record[f"{tag}|status"] = r["status"] if ok else f"{r['status']}: {r['unscored_reason']}"
             record[f"{tag}|raw_output"] = r["raw_output"]
         wide.append(record)
     queue = pd.DataFrame(wide)
@@ -108,8 +126,9 @@ def export_review(table: pd.DataFrame, path: str | os.PathLike[str], *, threshol
 def import_review(path: str | os.PathLike[str], *, kind: LabelKind = "winner", judge: str = "human",
                   known_items: Sequence[str] | pd.DataFrame | None = None,
                   scale: tuple[float, float] | None = None, rubric: str = "human_review",
-                  run_id: str | None = None) -> pd.DataFrame:
-    """The labelled rows of a review file as judgments-table rows of judge ``judge`` (condition "original").
+                  run_id: str | None = None) -> ReviewLabels:
+    """The labelled rows of a review file as judgments-table rows of judge ``judge`` (condition "original"),
+    and the keys left unlabelled.
 
     ``kind="winner"``: labels must be A, B or TIE (case-insensitive); ``"score"``: numbers, within
     ``scale`` when given. ``known_items``: the valid item ids (a list, or a judgments table / items
@@ -159,7 +178,7 @@ def import_review(path: str | os.PathLike[str], *, kind: LabelKind = "winner", j
         name = f"{judge}:{who}" if isinstance(who, str) and who.strip() else judge
         rows.append({"run_id": run, "item_id": str(r["item_id"]), "rubric": rubric, "criterion": r["criterion"],
                      "side": None if pd.isna(r["side"]) else r["side"], "judge": name, "condition": "original",
-                     "repeat": 0, "status": "ok", "winner": value if kind == "winner" else None,
+                     "repeat": 0, "status": judgments.OK, "winner": value if kind == "winner" else None,
                      "verdict": value if kind == "winner" else None, "score": value if kind == "score" else None,
                      "detail": {"notes": r.get("notes")} if isinstance(r.get("notes"), str) else None,
                      "created_at": pd.Timestamp.now(tz="UTC")})
@@ -168,5 +187,4 @@ def import_review(path: str | os.PathLike[str], *, kind: LabelKind = "winner", j
     if dup.any():
         raise ReviewFileError(f"{path.name}: item {table.loc[dup, 'item_id'].iloc[0]!r} is labelled twice by "
                               "the same annotator")
-    table.attrs["n_unlabelled"] = int((~labelled).sum())
-    return table
+    return ReviewLabels(table=table, unlabelled=df.loc[~labelled, list(KEY)].reset_index(drop=True))

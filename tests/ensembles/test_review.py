@@ -46,8 +46,9 @@ def test_export_label_import_round_trip(tmp_path, suffix):
         labelled.to_csv(path, index=False)
     else:
         labelled.to_parquet(path, index=False)
-    human = import_review(path, known_items=ITEMS)
-    assert len(human) == 1 and human.attrs["n_unlabelled"] == 1
+    labels = import_review(path, known_items=ITEMS)
+    human = labels.table
+    assert len(human) == 1 and labels.n_unlabelled == 1 and list(labels.unlabelled["item_id"]) == ["x4"]
     row = human.iloc[0]
     assert row["judge"] == "human:ann" and row["winner"] == "B" and row["status"] == "ok"
     both = judgments.validate(pd.concat([table, human], ignore_index=True))
