@@ -21,6 +21,7 @@ from typing import Any
 # litellm must never reach for the network to fetch its price map at import time.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from judgelab.errors import JudgelabError  # noqa: E402
 from judgelab.judgments import COLUMNS, STATUSES, load, make_table, save, validate  # noqa: E402
 
 __version__ = "0.1.0"
@@ -28,9 +29,13 @@ __version__ = "0.1.0"
 _LAZY = {
     "run": "judgelab.engine.runner",
     "arun": "judgelab.engine.runner",
+    "estimate": "judgelab.engine.runner",
+    "aestimate": "judgelab.engine.runner",
     "RunAborted": "judgelab.engine.runner",
+    "RunEstimate": "judgelab.engine.runner",
     "RunResult": "judgelab.engine.runner",
     "RunStats": "judgelab.engine.runner",
+    "RunConfig": "judgelab.engine.config",
     "reparse": "judgelab.engine.reparse",
     "load_rubric": "judgelab.rubrics",
     "panel": "judgelab.ensembles.panels",
@@ -40,13 +45,14 @@ _LAZY = {
     "router_judge": "judgelab.backends.router",
     "RouterJudge": "judgelab.backends.router",
     "batch_run": "judgelab.engine.batch",
+    "abatch_run": "judgelab.engine.batch",
 }
 
-__all__ = ["COLUMNS", "STATUSES", "load", "make_table", "save", "validate", "__version__", *_LAZY,
-           "stats", "datasets", "probes", "rubrics"]
+__all__ = ["COLUMNS", "STATUSES", "JudgelabError", "load", "make_table", "save", "validate", "__version__", *_LAZY,
+           "stats", "datasets", "probes", "rubrics", "ensembles", "studies", "viz", "engine", "backends"]
 
 
-_SUBPACKAGES = ("stats", "datasets", "probes", "rubrics")
+_SUBPACKAGES = ("stats", "datasets", "probes", "rubrics", "ensembles", "studies", "viz", "engine", "backends")
 
 
 def __getattr__(name: str) -> Any:
@@ -94,6 +100,7 @@ _MOVED: dict[str, tuple[str, ...]] = {
     "judgelab.calibration": ("judgelab.stats.calibration",),
     "judgelab.panel_agreement": ("judgelab.stats.panel_agreement",),
     "judgelab.reproduce": ("judgelab.studies.reproduce",),
+    "judgelab.demo": ("judgelab.studies.demo",),
     "judgelab.reference": ("judgelab.studies",),
     "judgelab.reference.llmbar_study": ("judgelab.studies.llmbar_study",),
     "judgelab.reference.openqa_study": ("judgelab.studies.openqa_study",),

@@ -15,6 +15,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import typer  # noqa: E402
 
+from judgelab.errors import JudgelabError  # noqa: E402
+
+__all__ = ["UserError", "app", "friendly", "main"]
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="judgelab: run LLM judges, probe their biases, measure how far they can be trusted.")
 rubrics_app = typer.Typer(add_completion=False, no_args_is_help=True, help="List and show rubrics.")
@@ -28,23 +32,13 @@ EMBEDDED_NOTE = (
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class UserError(Exception):
+class UserError(JudgelabError):
     """An error the user can fix; printed as one sentence."""
 
 
-def _user_errors() -> tuple[type[BaseException], ...]:
-    from judgelab.backends.pricing import UnknownPriceError
-    from judgelab.engine.items import ItemsError
-    from judgelab.judgments import JudgmentsTableError
-    from judgelab.rubrics.base import MissingFieldError
-    from judgelab.rubrics.spec import RubricSpecError
-
-    return (UserError, ItemsError, MissingFieldError, RubricSpecError, JudgmentsTableError, UnknownPriceError,
-            FileNotFoundError, PermissionError, ValueError)
-
-
 def friendly(func: F) -> F:
-    """Turn user-caused exceptions into 'error: <sentence>' on stderr and exit code 2."""
+    """Turn judgelab's own errors (the ones a user causes and can fix) into 'error: <sentence>' on stderr and
+    exit code 2. Any other exception is a bug and keeps its traceback."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -55,7 +49,7 @@ def friendly(func: F) -> F:
         except KeyboardInterrupt:
             typer.echo("interrupted: finished calls are in the cache; rerun the same command to resume", err=True)
             raise typer.Exit(130) from None
-        except _user_errors() as exc:
+        except JudgelabError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
 
@@ -136,31 +130,25 @@ def run(
 
     rub = load_rubric(rubric, **_key_values(rubric_param, "--param"))
     key = _api_key(api_key_env)
-    if not dry_run:
-        _check_out_dir(out)
     if model.startswith("local/"):
         typer.echo(EMBEDDED_NOTE, err=True)
     kwargs: dict[str, Any] = dict(
         api_base=api_base, api_key=key, concurrency=concurrency, repeats=repeats, temperature=temperature,
         swap=swap, max_cost_usd=max_cost, cache=False if no_cache else (cache or True), seed=seed,
-        max_tokens=max_tokens, logprobs=logprobs, dry_run=dry_run, return_stats=True, progress=True,
-        max_retries=max_retries, retry_base_s=retry_base, timeout=timeout,
+        max_tokens=max_tokens, logprobs=logprobs, max_retries=max_retries, retry_base_s=retry_base, timeout=timeout,
     )
+    if dry_run:
+        print(json.dumps(judgelab.estimate(data, rub, model, **kwargs).summary()), flush=True)
+        return
+    _check_out_dir(out)
     try:
-        result = judgelab.run(data, rub, model, **kwargs)
+        result = judgelab.run(data, rub, model, return_stats=True, progress=True, **kwargs)
     except RunAborted as aborted:
         result = aborted.result
         _write_outputs(result.table, out, {"model": model, "rubric": rub.name, "aborted": str(aborted)})
         print(json.dumps({**result.stats.summary(), "out": str(out), "aborted": True}), flush=True)
         typer.echo(f"error: {aborted} (every row so far is saved in {out})", err=True)
         raise typer.Exit(1) from None
-    if dry_run:
-        st = result.stats
-        cost = st.estimated_cost_usd
-        print(json.dumps({"items": st.items, "requests": st.requests, "cached": st.cache_hits,
-                          "estimated_prompt_tokens": st.estimated_prompt_tokens,
-                          "estimated_max_cost_usd": None if cost is None or cost != cost else round(cost, 6)}))
-        return
     meta = {"model": model, "rubric": rub.name, "rubric_version": rub.version, "api_base": api_base,
             "data": str(data), "stats": result.stats.__dict__}
     _write_outputs(result.table, out, meta)
@@ -171,7 +159,7 @@ def run(
 @friendly
 def demo(out: Path = typer.Option(Path("runs/demo"), help="Where to write the demo's judgments.")) -> None:
     """Judge a few built-in items on the embedded offline judge, end to end, and print a summary."""
-    from judgelab.demo import run_demo
+    from judgelab.studies.demo import run_demo
 
     typer.echo(EMBEDDED_NOTE, err=True)
     _check_out_dir(out)

@@ -17,9 +17,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgelab.errors import JudgelabError
+
 __all__ = [
     "API_ERROR", "COLUMNS", "KEY_COLUMNS", "OK", "PARSE_ERROR", "REFUSAL", "REQUIRED_NON_NULL", "SCHEMA",
-    "SKIPPED_BUDGET", "STATUSES", "UNSCORED_STATUSES", "JudgmentsTableError", "detail", "empty_table", "is_scored",
+    "SKIPPED_BUDGET", "STATUSES", "UNSCORED_STATUSES", "JudgmentsFileNotFoundError", "JudgmentsTableError", "detail", "empty_table", "is_scored",
     "load", "make_table", "save", "scored", "status_counts", "validate",
 ]
 
@@ -72,8 +74,12 @@ REQUIRED_NON_NULL: tuple[str, ...] = ("run_id", "item_id", "rubric", "criterion"
 KEY_COLUMNS: tuple[str, ...] = ("run_id", "item_id", "judge", "criterion", "side", "condition", "repeat")
 
 
-class JudgmentsTableError(ValueError):
+class JudgmentsTableError(JudgelabError, ValueError):
     """A judgments table that breaks the schema; the message names the column and rows."""
+
+
+class JudgmentsFileNotFoundError(JudgmentsTableError, FileNotFoundError):
+    """No judgments file at the path given."""
 
 
 def empty_table() -> pd.DataFrame:
@@ -186,7 +192,7 @@ def load(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read a table written by :func:`save` (Parquet or JSONL) and validate it."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"judgments file not found: {path}")
+        raise JudgmentsFileNotFoundError(f"judgments file not found: {path}")
     if path.suffix == ".jsonl":
         df = pd.read_json(path, orient="records", lines=True, dtype=False)
     else:

@@ -14,6 +14,11 @@ import litellm  # noqa: E402  (the env var above must be set before import)
 
 from judgelab.backends.pricing import response_cost  # noqa: E402
 
+__all__ = [
+    "acall", "classify", "ensure_provider", "ErrorKind", "ModelCallError", "ModelReply",
+    "reply_from_response",
+]
+
 litellm.suppress_debug_info = True  # no "Give Feedback" banners in notebooks and logs
 
 ErrorKind = Literal["retryable", "fatal", "request"]

@@ -44,6 +44,13 @@ import numpy as np
 from litellm import CustomLLM, ModelResponse
 
 from judgelab.backends.pricing import register_free_models
+from judgelab.errors import JudgelabError
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS", "GGUF_DISTRIBUTION", "GGUF_ENV_VAR", "GGUF_RELATIVE_PATH", "INSTALL_HINT",
+    "LOCAL_MODELS", "MAX_TOP_LOGPROBS", "N_CTX", "N_THREADS", "OMP_WAIT_POLICY", "PROVIDER", "gguf_path",
+    "is_available", "LocalModelUnavailable", "register", "SmolLM2Provider",
+]
 
 PROVIDER = "local"
 LOCAL_MODELS: tuple[str, ...] = ("local/smollm2", "local/smollm2-135m")
@@ -77,7 +84,7 @@ _SUPPORTED_PARAMS = frozenset(
 _NO_STREAMING = "local/smollm2 does not stream; call it without stream=True."
 
 
-class LocalModelUnavailable(RuntimeError):
+class LocalModelUnavailable(JudgelabError, RuntimeError):
     """llama-cpp-python or the SmolLM2 GGUF file is not installed."""
 
 

@@ -16,13 +16,15 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import litellm  # noqa: E402  (the env var above must be set before import)
 
+from judgelab.errors import JudgelabError
+
 __all__ = ["DEFAULT_OUTPUT_TOKENS", "UnknownPriceError", "batch_price", "estimate_call_cost", "known_zero_price",
            "register_free_models", "response_cost"]
 
 DEFAULT_OUTPUT_TOKENS = 512
 
 
-class UnknownPriceError(ValueError):
+class UnknownPriceError(JudgelabError, ValueError):
     """A budget was set for a model whose price litellm does not know."""
 
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 from judgelab.backends.call import ModelCallError, ModelReply
 
+__all__ = ["call_with_retries", "CallOutcome", "RetryPolicy"]
+
 
 @dataclass
 class RetryPolicy:

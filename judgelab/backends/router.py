@@ -7,17 +7,16 @@ servers, or several API keys or regions of one provider model). Pass it wherever
                                   model="openai/qwen2.5-7b-instruct", max_parallel_requests=8)
     table = judgelab.run(items, "pairwise", judge, concurrency=16)
 
-What the Router adds, and what judgelab keeps:
+What the judge does, and what the Router adds:
 
-* load balancing: ``routing_strategy`` ("least-busy" by default: a request goes to the deployment
-  with the fewest requests in flight, which keeps per-deployment caps from being hit);
-* per-deployment limits: ``rpm`` and ``max_parallel_requests`` in each deployment. In this litellm a
-  deployment whose slots are full REJECTS the request (a 429) instead of queueing it; the Router then
-  tries another deployment, and judgelab's engine retries what is still rejected, so set the run's
-  ``concurrency`` to the sum of the caps;
-* fallbacks: a deployment that fails is put in cooldown after ``allowed_fails`` failures and its
-  request is retried on another deployment (``num_retries`` router retries per call), so a server
-  dying mid-run loses no judgment.
+* load balancing: each call goes to the least-loaded healthy deployment with a free slot (in flight
+  relative to its ``max_parallel_requests``), chosen by the judge itself;
+* per-deployment limits: ``rpm`` and ``max_parallel_requests`` in each deployment. A deployment whose
+  slots are full makes the call WAIT for a slot instead of failing, so the run's ``concurrency`` can
+  exceed the sum of the caps without errors;
+* fallbacks: each deployment is its own Router group; a call that fails on one is retried by the
+  Router on the others, and the failing deployment is avoided for ``cooldown_time`` seconds, so a
+  server dying mid-run loses no judgment.
 
 judgelab's own retries, cache and budget still wrap every call. The cache key uses the judge's
 ``model_name`` ("router:<model>" by default), not the deployment, because every deployment serves the
@@ -41,7 +40,7 @@ from judgelab.backends.call import (  # shared reply/cost/error handling
     reply_from_response,
 )
 
-DEFAULT_STRATEGY = "least-busy"
+__all__ = ["RouterJudge", "router_judge"]
 
 
 @dataclass

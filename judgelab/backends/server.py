@@ -29,6 +29,12 @@ from types import TracebackType
 
 from judgelab.backends.local import INSTALL_HINT, OMP_WAIT_POLICY, LocalModelUnavailable, gguf_path
 from judgelab.backends.pricing import register_free_models
+from judgelab.errors import JudgelabError
+
+__all__ = [
+    "DEFAULT_ALIAS", "DEFAULT_N_CTX", "DEFAULT_PORT", "STARTUP_TIMEOUT_S", "serve_forever", "ServerHandle",
+    "ServerStartError", "start_server",
+]
 
 DEFAULT_ALIAS = "smollm2"
 DEFAULT_N_CTX = 4096
@@ -38,7 +44,7 @@ _POLL_INTERVAL_S = 0.25
 _STDERR_TAIL_CHARS = 2000
 
 
-class ServerStartError(RuntimeError):
+class ServerStartError(JudgelabError, RuntimeError):
     """The llama.cpp server did not come up; the message carries the tail of its stderr."""
 
 

@@ -32,46 +32,44 @@ import pandas as pd
 
 from judgelab import judgments
 from judgelab.backends.pricing import batch_price
+from judgelab.engine.config import RunConfig
 from judgelab.engine.items import read_items
-from judgelab.engine.sync import run_sync
-from judgelab.rubrics.base import ParseFailure, Rubric, check_fields
+from judgelab.engine.rows import Job, plan_jobs, read_reply, scored_rows, unscored_rows
+from judgelab.engine.sync import sync_twin
+from judgelab.errors import JudgelabError
+from judgelab.judgments import API_ERROR
+from judgelab.rubrics.base import ParseFailure, Rubric
+
+__all__ = ["TERMINAL", "BatchResult", "BatchStateError", "abatch_run", "batch_run"]
 
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 
 
 @dataclass
 class BatchResult:
+    """The provider's batch status, the judgments table once the batch is done, and the saved state."""
+
     status: str  # the provider's batch status; "completed" when the table is final
     table: pd.DataFrame | None  # None until the batch is done
     state: dict[str, Any]
 
 
-class BatchStateError(ValueError):
+class BatchStateError(JudgelabError, ValueError):
     """The state file belongs to a different run (other items, rubric, model or options)."""
 
 
-def _requests(items: pd.DataFrame, rubric: Rubric, model: str, swap: bool, repeats: int,
-              params: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
-    """(JSONL lines for the batch file, custom_id -> what the collector needs to rebuild the row)."""
+def _requests(jobs: list[Job], rubric: Rubric, model: str,
+              config: RunConfig) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """(JSONL lines for the batch file, custom_id -> what the collector needs to rebuild the rows)."""
     lines, index = [], {}
-    for item in items.to_dict(orient="records"):
-        check_fields(item, rubric)
-        conditions = [("original", False), ("swapped", True)] if swap else [("original", False)]
-        for condition, swapped in conditions:
-            for n, req in enumerate(rubric.requests(item, swapped=swapped)):
-                for repeat in range(repeats):
-                    custom_id = f"r{len(lines)}"
-                    body: dict[str, Any] = {"model": model.split("/", 1)[-1], "messages": req.messages, **params}
-                    if params.get("seed") is not None:
-                        body["seed"] = int(params["seed"]) + repeat
-                    if req.max_tokens and "max_tokens" not in params:
-                        body["max_tokens"] = req.max_tokens
-                    if req.response_format is not None:
-                        body["response_format"] = req.response_format
-                    lines.append({"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions",
-                                  "body": body})
-                    index[custom_id] = {"item_id": str(item["item_id"]), "condition": condition, "swapped": swapped,
-                                        "repeat": repeat, "request": n, "prompt_hash": req.prompt_hash()}
+    for job in jobs:
+        params = config.request_params(rubric, job.request, job.repeat)  # the very parameters a live run sends
+        custom_id = f"r{len(lines)}"
+        body = {"model": model.split("/", 1)[-1], "messages": job.request.messages, **params}
+        lines.append({"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions", "body": body})
+        index[custom_id] = {"job": job.order, "item_id": str(job.item["item_id"]), "condition": job.condition,
+                            "swapped": job.swapped, "repeat": job.repeat, "prompt_hash": job.request.prompt_hash(),
+                            "temperature": params["temperature"], "seed": params.get("seed")}
     return lines, index
 
 
@@ -92,21 +90,24 @@ def _field(obj: Any, name: str) -> Any:
 
 async def abatch_run(items: Any, rubric: Rubric | str, model: str, *, state_path: str | os.PathLike[str],
                      api_base: str | None = None, api_key: str | None = None, provider: str = "openai",
-                     judge: str | None = None, swap: bool = False, repeats: int = 1, temperature: float | None = None,
-                     seed: int | None = 0, max_tokens: int | None = None, poll_interval: float = 30.0,
+                     judge: str | None = None, swap: bool = False, order: str = "given", condition: str = "original",
+                     repeats: int = 1, temperature: float | None = None, seed: int | None = 0,
+                     max_tokens: int | None = None, poll_interval: float = 30.0,
                      max_wait: float | None = None) -> BatchResult:
-    """Submit (once), poll until done or ``max_wait`` seconds pass, and collect; see the module docstring."""
+    """Submit (once), poll until done or ``max_wait`` seconds pass, and collect; see the module docstring.
+
+    The items, rubric and options mean what they mean in :func:`judgelab.run` (``swap``, ``order``,
+    ``condition``, ``repeats``, ``temperature``, ``seed``, ``max_tokens``); ``state_path`` is the JSON
+    file that makes the run resumable; ``provider`` is litellm's name for the batch API's provider.
+    """
     from judgelab.rubrics import load_rubric
 
     rubric = load_rubric(rubric) if isinstance(rubric, str | Path) else rubric
+    config = RunConfig(judge=judge, swap=swap, order=order, condition=condition, repeats=repeats,
+                       temperature=temperature, seed=seed, max_tokens=max_tokens)
     item_df = read_items(items)
-    temp = temperature if temperature is not None else (rubric.default_temperature or 0.0)
-    params: dict[str, Any] = {"temperature": float(temp)}
-    if seed is not None:
-        params["seed"] = int(seed)
-    if max_tokens:
-        params["max_tokens"] = int(max_tokens)
-    lines, index = _requests(item_df, rubric, model, swap, repeats, params)
+    jobs = plan_jobs(item_df, rubric, condition=condition, swap=swap, order=order, seed=seed, repeats=repeats)
+    lines, index = _requests(jobs, rubric, model, config)
     conn: dict[str, Any] = {"custom_llm_provider": provider}
     if api_base:
         conn["api_base"] = api_base
@@ -153,19 +154,17 @@ async def abatch_run(items: Any, rubric: Rubric | str, model: str, *, state_path
                 if line.strip():
                     record = json.loads(line)
                     results[record["custom_id"]] = record
-    table = _collect(item_df, rubric, state, index, results, params)
+    table = _collect(jobs, rubric, state, index, results)
     return BatchResult(state["status"], table, state)
 
 
-def _collect(items: pd.DataFrame, rubric: Rubric, state: dict[str, Any], index: dict[str, dict[str, Any]],
-             results: dict[str, dict[str, Any]], params: dict[str, Any]) -> pd.DataFrame:
-    by_id = {str(r["item_id"]): r for r in items.to_dict(orient="records")}
+def _collect(jobs: list[Job], rubric: Rubric, state: dict[str, Any], index: dict[str, dict[str, Any]],
+             results: dict[str, dict[str, Any]]) -> pd.DataFrame:
     price = batch_price(state["model"])
     run_id = f"batch-{state['fingerprint']}"
     rows = []
     for custom_id, where in index.items():
-        item = by_id[where["item_id"]]
-        request = rubric.requests(item, swapped=where["swapped"])[where["request"]]
+        request = jobs[where["job"]].request
         record = results.get(custom_id)
         response = (record or {}).get("response") or {}
         body = response.get("body") or {}
@@ -176,8 +175,7 @@ def _collect(items: pd.DataFrame, rubric: Rubric, state: dict[str, Any], index: 
             cost = tokens_in * price[0] + tokens_out * price[1]
         base = {"run_id": run_id, "item_id": where["item_id"], "rubric": rubric.name, "rubric_version": rubric.version,
                 "judge": state["judge"], "condition": where["condition"], "repeat": where["repeat"],
-                "temperature": params["temperature"],
-                "seed": None if params.get("seed") is None else params["seed"] + where["repeat"],
+                "temperature": where["temperature"], "seed": where["seed"],
                 "prompt_hash": where["prompt_hash"], "call_id": f"{state['batch_id']}:{custom_id}",
                 "input_tokens": tokens_in, "output_tokens": tokens_out, "cost_usd": cost, "cached": False,
                 "attempts": 1, "system_fingerprint": body.get("system_fingerprint"),
@@ -190,31 +188,17 @@ def _collect(items: pd.DataFrame, rubric: Rubric, state: dict[str, Any], index: 
                       f"batch request failed: {why.get('message') or response.get('status_code')}")
             if state["status"] != "completed":
                 reason += f" (batch {state['status']})"
-            rows += [{**base, "criterion": k.criterion, "side": k.side, "status": "api_error",
-                      "unscored_reason": reason, "detail": detail} for k in request.expected_rows]
+            rows += unscored_rows(base, request, API_ERROR, reason, detail)
             continue
         text = (choices[0].get("message") or {}).get("content") or ""
         base["raw_output"] = text
         try:
-            if not text.strip():
-                raise ParseFailure("empty output")
-            parsed = rubric.parse(text, request)
+            parsed = read_reply(rubric, text, request, choices[0].get("finish_reason"))
         except ParseFailure as failure:
-            rows += [{**base, "criterion": k.criterion, "side": k.side, "status": failure.status,
-                      "unscored_reason": failure.reason, "detail": detail} for k in request.expected_rows]
+            rows += unscored_rows(base, request, failure.status, failure.reason, detail)
             continue
-        seen = set()
-        for p in parsed:
-            seen.add(p.key)
-            rows.append({**base, "criterion": p.key.criterion, "side": p.key.side, "status": "ok", "score": p.score,
-                         "winner": p.winner, "verdict": p.verdict, "confidence": p.confidence,
-                         "detail": {**detail, **p.detail}})
-        rows += [{**base, "criterion": k.criterion, "side": k.side, "status": "parse_error",
-                  "unscored_reason": f"the parser returned no value for {k.criterion}", "detail": detail}
-                 for k in request.expected_rows if k not in seen]
+        rows += scored_rows(base, request, parsed, detail)
     return judgments.validate(judgments.make_table(rows))
 
 
-def batch_run(*args: Any, **kwargs: Any) -> BatchResult:
-    """Synchronous :func:`abatch_run`; safe inside a running event loop (Jupyter)."""
-    return run_sync(lambda: abatch_run(*args, **kwargs), name="judgelab-batch")
+batch_run = sync_twin(abatch_run, "batch_run")

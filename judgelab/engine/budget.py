@@ -7,6 +7,8 @@ import threading
 
 from judgelab.backends.pricing import UnknownPriceError
 
+__all__ = ["BudgetGuard"]
+
 
 class BudgetGuard:
     """Reserve an estimate before each call; settle with the actual cost afterwards.

@@ -18,6 +18,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from judgelab.errors import JudgelabError
+
+__all__ = ["DEFAULT_CACHE_ENV", "CacheError", "default_cache_path", "request_key", "RequestCache"]
+
 DEFAULT_CACHE_ENV = "JUDGELAB_CACHE"
 
 
@@ -36,7 +40,7 @@ def request_key(request: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-class CacheError(ValueError):
+class CacheError(JudgelabError, ValueError):
     """The cache file cannot be used (not a SQLite database, not openable); the message names it."""
 
 

@@ -21,8 +21,12 @@ from typing import Any
 
 import pandas as pd
 
+from judgelab.errors import JudgelabError
 
-class ItemsError(ValueError):
+__all__ = ["ItemsError", "read_items", "with_item_ids"]
+
+
+class ItemsError(JudgelabError, ValueError):
     """Items that cannot be judged as given; the message names the file, column or ids."""
 
 

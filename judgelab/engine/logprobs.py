@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = ["LogprobScore", "expected_score", "score_probabilities"]
+
 _SCORE_KEY = re.compile(r'"score"\s*:\s*"?(\d+)')
 
 
@@ -32,14 +34,18 @@ def _token_at(tokens: list[dict[str, Any]], char_pos: int) -> int | None:
     return None
 
 
-def expected_score(tokens: list[dict[str, Any]] | None, scale: tuple[int, int]) -> LogprobScore:
-    """Expected score over the score token's top logprobs.
+def score_probabilities(tokens: list[dict[str, Any]] | None,
+                        scale: tuple[int, int]) -> tuple[dict[int, float] | None, str]:
+    """(probability of each valid score value at the score token, how that token was found).
 
-    The score token is the first digit after a JSON ``"score":`` key when there is one, else the
-    LAST token that is a valid score value (a rationale often mentions numbers before the score).
+    The score token is the first digit after the last JSON ``"score":`` key when there is one, else
+    the LAST token that is a valid score value (a rationale often mentions numbers before the score).
+    Probabilities are the exp(logprob) of the valid values among that token's top alternatives (not
+    renormalised): None when no score token was found, an empty dict when none of its alternatives is
+    a valid value; the second element then says why.
     """
     if not tokens:
-        return LogprobScore(None, None, "no logprobs returned by the provider")
+        return None, "no logprobs returned by the provider"
     lo, hi = scale
     valid = {str(v): v for v in range(lo, hi + 1)}
     text = "".join(t.get("token") or "" for t in tokens)
@@ -55,7 +61,7 @@ def expected_score(tokens: list[dict[str, Any]] | None, scale: tuple[int, int]) 
                 index, how = i, "last valid score token"
                 break
     if index is None:
-        return LogprobScore(None, None, "no score token found in the completion")
+        return None, "no score token found in the completion"
     alternatives = tokens[index].get("top_logprobs") or [
         {"token": tokens[index].get("token"), "logprob": tokens[index].get("logprob")}
     ]
@@ -65,8 +71,19 @@ def expected_score(tokens: list[dict[str, Any]] | None, scale: tuple[int, int]) 
         lp = alt.get("logprob")
         if tok in valid and lp is not None and math.isfinite(lp):
             mass[valid[tok]] = mass.get(valid[tok], 0.0) + math.exp(lp)
+    if not mass:
+        return {}, f"{how}: no valid score value among the top logprobs"
+    return mass, how
+
+
+def expected_score(tokens: list[dict[str, Any]] | None, scale: tuple[int, int]) -> LogprobScore:
+    """Expected score sum(p(v) v) / sum(p(v)) over the valid values at the score token (see
+    :func:`score_probabilities`), with the valid mass recorded."""
+    mass, how = score_probabilities(tokens, scale)
+    if mass is None:
+        return LogprobScore(None, None, how)
     total = sum(mass.values())
     if total <= 0:
-        return LogprobScore(None, 0.0, f"{how}: no valid score value among the top logprobs")
+        return LogprobScore(None, 0.0, how)
     expected = sum(v * p for v, p in mass.items()) / total
     return LogprobScore(expected, min(total, 1.0), how)

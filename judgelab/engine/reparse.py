@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from judgelab import judgments
 from judgelab.engine.items import read_items
-from judgelab.rubrics.base import JudgeRequest, ParseFailure, RowKey, Rubric
+from judgelab.engine.rows import read_reply, scored_rows, unscored_rows
+from judgelab.errors import JudgelabError
+from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey, Rubric
+
+__all__ = ["ReparseError", "reparse"]
+
+
+class ReparseError(JudgelabError, ValueError):
+    """The table's rows cannot be matched to the rubric's requests (other items, or the prompt changed)."""
+
 
 _CALL_FIELDS = ("run_id", "item_id", "rubric", "rubric_version", "judge", "condition", "repeat", "temperature",
                 "seed", "prompt_hash", "call_id", "raw_output", "input_tokens", "output_tokens", "cost_usd",
@@ -22,23 +32,31 @@ def _request_for(group: pd.DataFrame, rubric: Rubric, items: dict[str, dict[str,
     if items is not None:
         item = items.get(str(first["item_id"]))
         if item is None:
-            raise KeyError(f"item {first['item_id']!r} of the table is not among the items given to reparse")
+            raise ReparseError(f"item {first['item_id']!r} of the table is not among the items given to reparse")
         for req in rubric.requests(item, swapped=swapped):
             if req.prompt_hash() == first["prompt_hash"]:
                 return req
-        raise ValueError(
+        raise ReparseError(
             f"no request of rubric {rubric.name!r} for item {first['item_id']!r} renders the prompt that produced "
             "this row (the prompt changed); rerun instead of reparsing"
         )
     return JudgeRequest(messages=[], expected_rows=keys, swapped=swapped)
 
 
-def reparse(table: pd.DataFrame, rubric: Rubric, items: Any = None) -> pd.DataFrame:
+def reparse(table: pd.DataFrame, rubric: Rubric | str | Path, items: Any = None, **rubric_params: Any) -> pd.DataFrame:
     """A new judgments table with every raw output parsed again by ``rubric``.
 
-    Rows whose call produced no raw output (api_error, skipped_budget) are kept unchanged. Pass
-    ``items`` when the rubric's parser needs item values (e.g. expected sets, feature flags).
+    ``rubric`` is a rubric object, or a built-in name / YAML path loaded with ``rubric_params``
+    (as :func:`judgelab.run` takes it). Rows whose call produced no raw output (api_error,
+    skipped_budget) are kept unchanged. Pass ``items`` when the rubric's parser needs item values
+    (e.g. expected sets, feature flags).
     """
+    if isinstance(rubric, str | Path):
+        from judgelab.rubrics import load_rubric
+
+        rubric = load_rubric(rubric, **rubric_params)
+    elif rubric_params:
+        raise TypeError(f"rubric parameters {sorted(rubric_params)} apply only when the rubric is given by name")
     table = judgments.validate(table)
     item_map = None
     if items is not None:
@@ -55,16 +73,17 @@ def reparse(table: pd.DataFrame, rubric: Rubric, items: Any = None) -> pd.DataFr
         old_detail = judgments.detail(first)
         keep = {k: old_detail[k] for k in ("swapped", "earlier_raw_outputs") if k in old_detail}
         try:
-            parsed = rubric.parse(str(first["raw_output"]), request)
+            parsed = read_reply(rubric, str(first["raw_output"]), request)
         except ParseFailure as failure:
-            out.extend({**base, "criterion": k.criterion, "side": k.side, "status": failure.status,
-                        "unscored_reason": failure.reason, "detail": keep} for k in request.expected_rows)
+            out.extend(unscored_rows(base, request, failure.status, failure.reason, keep))
             continue
-        lp = {(r.criterion, None if pd.isna(r.side) else r.side): (r.logprob_score, r.valid_prob_mass)
-              for r in group.itertuples()}
-        for p in parsed:
-            lps = lp.get((p.key.criterion, p.key.side), (None, None))
-            out.append({**base, "criterion": p.key.criterion, "side": p.key.side, "status": "ok", "score": p.score,
-                        "winner": p.winner, "verdict": p.verdict, "confidence": p.confidence,
-                        "logprob_score": lps[0], "valid_prob_mass": lps[1], "detail": {**keep, **p.detail}})
+        # a logprob-weighted score came from the call's token logprobs, not from the text: keep it
+        logprob = {(r.criterion, None if pd.isna(r.side) else r.side): (r.logprob_score, r.valid_prob_mass)
+                   for r in group.itertuples()}
+
+        def kept_logprob(p: ParsedRow, logprob: dict[Any, Any] = logprob) -> dict[str, Any]:
+            score, mass = logprob.get((p.key.criterion, p.key.side), (None, None))
+            return {"logprob_score": score, "valid_prob_mass": mass}
+
+        out.extend(scored_rows(base, request, parsed, keep, kept_logprob))
     return judgments.make_table(out)

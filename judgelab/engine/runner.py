@@ -1,21 +1,22 @@
 """The async judge engine: items x conditions x repeats -> model calls -> the judgments table.
 
-``arun`` is the core; ``run`` is a sync wrapper that also works inside Jupyter's running event
-loop (it runs the coroutine on a private loop in a worker thread instead of nesting loops).
+``arun`` is the core; ``run`` is its sync twin that also works inside Jupyter's running event
+loop (it runs the coroutine on a private loop in a worker thread instead of nesting loops);
+``estimate`` says what a run would cost without calling anything. Requests are planned and
+replies turned into rows by :mod:`judgelab.engine.rows`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
+import inspect
 import math
 import random
 import sys
-import threading
 import time
+import warnings
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,10 +30,17 @@ from judgelab.backends.pricing import UnknownPriceError, estimate_call_cost
 from judgelab.backends.retry import RetryPolicy, call_with_retries
 from judgelab.engine.budget import BudgetGuard
 from judgelab.engine.cache import RequestCache, request_key
+from judgelab.engine.config import RunConfig
 from judgelab.engine.items import read_items
 from judgelab.engine.logprobs import expected_score
-from judgelab.engine.sync import run_sync
-from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey, Rubric, check_fields
+from judgelab.engine.rows import Job, item_order_seed, plan_jobs, read_reply, scored_rows, unscored_rows
+from judgelab.engine.sync import sync_twin
+from judgelab.errors import ConfigError, JudgelabError
+from judgelab.judgments import API_ERROR, PARSE_ERROR, SKIPPED_BUDGET
+from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey, Rubric
+
+__all__ = ["REASK_TEMPLATE", "JudgeObjectError", "Reply", "RunAborted", "RunEstimate", "RunResult", "RunStats", "aestimate", "arun",
+           "estimate", "item_order_seed", "run"]
 
 REASK_TEMPLATE = (
     "Your previous reply could not be used: {reason}. Reply again with only the answer, "
@@ -40,7 +48,11 @@ REASK_TEMPLATE = (
 )
 
 
-class RunAborted(RuntimeError):
+class JudgeObjectError(ConfigError, TypeError):
+    """``model`` is neither a model name nor a judge object (``model_name`` + async ``acall``)."""
+
+
+class RunAborted(JudgelabError, RuntimeError):
     """The run stopped early (bad credentials, unknown model, unreachable server).
 
     ``result`` holds every row: judged ones, the failed call, and one unscored row per
@@ -69,8 +81,6 @@ class RunStats:
     status_counts: dict[str, int] = field(default_factory=dict)
     faults: dict[str, int] = field(default_factory=dict)
     aborted: str | None = None
-    estimated_cost_usd: float | None = None
-    estimated_prompt_tokens: int | None = None
 
     def summary(self) -> dict[str, Any]:
         """The one-line JSON summary printed by the CLI."""
@@ -89,64 +99,78 @@ class RunStats:
 
 @dataclass
 class RunResult:
+    """The judgments table of a run and its :class:`RunStats`."""
+
     table: pd.DataFrame
     stats: RunStats
 
 
-@dataclass
-class _Job:
-    order: int
-    item: dict[str, Any]
-    condition: str
-    swapped: bool
-    repeat: int
-    request: JudgeRequest
+@dataclass(frozen=True)
+class Reply:
+    """What asking the model (or the cache) for one request gave: a reply, or why there is none."""
+
+    reply: ModelReply | None
+    cached: bool
+    attempts: int  # model calls made for this ask (0 for a cache hit or a call never sent)
+    call_id: str  # the request's cache key
+    failure_status: str = ""  # api_error / skipped_budget when there is no reply
+    failure_reason: str = ""
 
 
-def item_order_seed(seed: int, item_id: str) -> bool:
-    """Seeded per-item coin: True means 'show the candidates swapped' (stable across runs and machines)."""
-    digest = hashlib.sha256(f"{seed}:{item_id}".encode()).digest()
-    return bool(digest[0] & 1)
+@dataclass(frozen=True)
+class RunEstimate:
+    """What a run would do, computed without any call (:func:`estimate`)."""
+
+    items: int
+    requests: int
+    cached: int  # requests already answered in the cache (they would cost nothing)
+    estimated_prompt_tokens: int
+    estimated_max_cost_usd: float  # upper bound (full max_tokens outputs); NaN when the price is unknown
+
+    def summary(self) -> dict[str, Any]:
+        cost = self.estimated_max_cost_usd
+        return {"items": self.items, "requests": self.requests, "cached": self.cached,
+                "estimated_prompt_tokens": self.estimated_prompt_tokens,
+                "estimated_max_cost_usd": None if math.isnan(cost) else round(cost, 6)}
 
 
 class _Engine:
-    def __init__(self, rubric: Rubric, model: str, cfg: dict[str, Any]) -> None:
-        self.rubric, self.model, self.cfg = rubric, model, cfg
+    def __init__(self, rubric: Rubric, model: str, config: RunConfig, cache: RequestCache | None,
+                 caller: Any = None) -> None:
+        self.rubric, self.model, self.config, self.cache = rubric, model, config, cache
+        self.caller = caller  # a judge object (e.g. a RouterJudge) that makes the calls, else litellm
+        self.judge = config.judge_name(model)
+        self.run_id = ""
+        self.table = judgments.empty_table()
         self.stats = RunStats()
-        self.rng = random.Random(cfg["seed"])
-        self.budget = BudgetGuard(cfg["max_cost_usd"])
-        self.policy = RetryPolicy(max_retries=cfg["max_retries"], base_s=cfg["retry_base_s"])
-        self.cache: RequestCache | None = cfg["cache"]
+        self.rng = random.Random(config.seed)
+        self.budget = BudgetGuard(config.max_cost_usd)
+        self.policy = RetryPolicy(max_retries=config.max_retries, base_s=config.retry_base_s)
         self.abort_reason: str | None = None
         self.any_success = False
         self.faults: Counter[str] = Counter()
-        self._lock = threading.Lock()
+
+    def finish(self, t0: float, cpu0: float) -> RunStats:
+        """The run's statistics, once every row is in (``self.table`` must be set)."""
+        st, table = self.stats, self.table
+        st.judgments = len(table)
+        st.status_counts = judgments.status_counts(table)
+        st.ok = st.status_counts[judgments.OK]
+        st.unscored = st.judgments - st.ok
+        costs = table.drop_duplicates("call_id")["cost_usd"] if len(table) else pd.Series(dtype=float)
+        st.cost_usd = float(costs.to_numpy(dtype=float, na_value=math.nan).sum()) if len(costs) else 0.0
+        st.faults = dict(self.faults)
+        st.aborted = self.abort_reason
+        st.wall_s = time.perf_counter() - t0
+        st.engine_cpu_s = time.process_time() - cpu0
+        return st
 
     # -- request plumbing -------------------------------------------------------------------------
-    def params(self, request: JudgeRequest, repeat: int) -> dict[str, Any]:
-        cfg = self.cfg
-        temperature = cfg["temperature"]
-        if temperature is None:
-            temperature = self.rubric.default_temperature if self.rubric.default_temperature is not None else 0.0
-        p: dict[str, Any] = {"temperature": float(temperature)}
-        if cfg["seed"] is not None:
-            p["seed"] = int(cfg["seed"]) + repeat
-        max_tokens = cfg["max_tokens"] or request.max_tokens
-        if max_tokens:
-            p["max_tokens"] = int(max_tokens)
-        if cfg["json_mode"] and request.response_format is not None:
-            p["response_format"] = request.response_format
-        if cfg["logprobs"]:
-            p["logprobs"] = True
-            p["top_logprobs"] = int(cfg["top_logprobs"])
-        p.update(cfg["extra_params"] or {})
-        return p
-
     def key(self, messages: list[dict[str, str]], params: dict[str, Any], repeat: int) -> str:
         return request_key(
             {
                 "model": self.model,
-                "api_base": self.cfg["api_base"],
+                "api_base": self.config.api_base,
                 "messages": messages,
                 "params": params,
                 "rubric": self.rubric.fingerprint(),
@@ -154,42 +178,32 @@ class _Engine:
             }
         )
 
-    async def reply_for(self, messages: list[dict[str, str]], params: dict[str, Any], repeat: int) -> tuple[
-        ModelReply | None, bool, int, str, str | None, str
-    ]:
-        """(reply, cached, attempts, call_id, failure reason, failure status)."""
+    async def ask(self, messages: list[dict[str, str]], params: dict[str, Any], repeat: int) -> Reply:
+        """The cached reply, or one call with retries (within the budget, unless the run has stopped)."""
         key = self.key(messages, params, repeat)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
-                return ModelReply.from_json(hit), True, 0, key, None, ""
+                return Reply(ModelReply.from_json(hit), True, 0, key)
         if self.abort_reason is not None:
-            return None, False, 0, key, f"not attempted: run stopped ({self.abort_reason})", "api_error"
+            return Reply(None, False, 0, key, API_ERROR, f"not attempted: run stopped ({self.abort_reason})")
         estimate = 0.0
-        if self.cfg["max_cost_usd"] is not None:  # token counting costs CPU: only when a budget needs it
+        if self.config.max_cost_usd is not None:  # token counting costs CPU: only when a budget needs it
             _, estimate = estimate_call_cost(self.model, messages, params.get("max_tokens"))
         if not self.budget.try_reserve(estimate):
-            return None, False, 0, key, f"budget of {self.cfg['max_cost_usd']} USD reached before this call", (
-                "skipped_budget"
-            )
+            return Reply(None, False, 0, key, SKIPPED_BUDGET,
+                         f"budget of {self.config.max_cost_usd} USD reached before this call")
 
         def count_retry(err: ModelCallError) -> None:
             self.stats.retries += 1
 
         async def one_call() -> ModelReply:
             self.stats.api_calls += 1
-            if self.cfg.get("model_object") is not None:  # a judge object (e.g. a RouterJudge) makes the call
-                return await self.cfg["model_object"].acall(self.model, messages, params=params,
-                                                            timeout=self.cfg["timeout"])
-            return await acall(
-                self.model,
-                messages,
-                params=params,
-                api_base=self.cfg["api_base"],
-                api_key=self.cfg["api_key"],
-                timeout=self.cfg["timeout"],
-            )
+            if self.caller is not None:
+                return await self.caller.acall(self.model, messages, params=params, timeout=self.config.timeout)
+            return await acall(self.model, messages, params=params, api_base=self.config.api_base,
+                               api_key=self.config.api_key, timeout=self.config.timeout)
 
         outcome = await call_with_retries(one_call, self.policy, self.rng, count_retry)
         self.faults.update(outcome.faults)
@@ -199,54 +213,66 @@ class _Engine:
             err = outcome.error
             assert err is not None
             if err.kind == "fatal" or (err.unreachable and not self.any_success):
-                where = self.cfg["api_base"] or "the provider"
+                where = self.config.api_base or "the provider"
                 self.abort_reason = f"model {self.model!r} at {where}: {err}"
-            reason = f"{err} after {outcome.attempts} attempt(s)"
-            return None, False, outcome.attempts, key, reason, "api_error"
+            return Reply(None, False, outcome.attempts, key, API_ERROR, f"{err} after {outcome.attempts} attempt(s)")
         self.any_success = True
         if self.cache is not None:
             self.cache.put(key, reply.to_json())
-        return reply, False, outcome.attempts, key, None, ""
+        return Reply(reply, False, outcome.attempts, key)
 
     # -- one request -> rows ----------------------------------------------------------------------
-    async def process(self, job: _Job) -> list[dict[str, Any]]:
-        req = job.request
-        messages = list(req.messages)
-        params = self.params(req, job.repeat)
+    async def process(self, job: Job) -> list[dict[str, Any]]:
+        request = job.request
+        messages = list(request.messages)
+        params = self.config.request_params(self.rubric, request, job.repeat)
         attempts_total, earlier_raw = 0, []
         spent: list[tuple[ModelReply, bool]] = []  # every reply of this request, for exact cost and tokens
-        for reask in range(self.cfg["max_reasks"] + 1):
-            reply, cached, attempts, call_id, fail, fail_status = await self.reply_for(messages, params, job.repeat)
-            attempts_total += attempts
-            if reply is not None:
-                spent.append((reply, cached))
-            base = self.base_row(job, call_id, cached, attempts_total, reply, params, spent)
+        for reask in range(self.config.max_reasks + 1):
+            answer = await self.ask(messages, params, job.repeat)
+            attempts_total += answer.attempts
+            if answer.reply is not None:
+                spent.append((answer.reply, answer.cached))
+            base = self.call_fields(job, answer, attempts_total, params, spent)
+            detail: dict[str, Any] = {"swapped": job.swapped}
+            if earlier_raw:
+                detail["earlier_raw_outputs"] = earlier_raw
+            reply = answer.reply
             if reply is None:
-                return self.unscored(job, base, fail_status, fail or "call failed", earlier_raw)
-            if reply.finish_reason == "content_filter":
-                return self.unscored(job, base, "refusal", "provider content filter stopped the answer", earlier_raw)
+                return unscored_rows(base, request, answer.failure_status, answer.failure_reason, detail)
             try:
-                if not reply.text.strip():
-                    raise ParseFailure("empty output")
-                parsed = self.rubric.parse(reply.text, req)
+                parsed = read_reply(self.rubric, reply.text, request, reply.finish_reason)
             except ParseFailure as failure:
-                reason = failure.reason
-                if reply.finish_reason == "length":
-                    reason += " (output truncated at max_tokens)"
-                if failure.status == "parse_error" and reask < self.cfg["max_reasks"]:
+                if failure.status == PARSE_ERROR and reask < self.config.max_reasks:
                     earlier_raw.append(reply.text)
                     self.stats.reasks += 1
-                    messages = list(req.messages) + [
+                    messages = list(request.messages) + [
                         {"role": "assistant", "content": reply.text},
-                        {"role": "user", "content": REASK_TEMPLATE.format(reason=reason)},
+                        {"role": "user", "content": REASK_TEMPLATE.format(reason=failure.reason)},
                     ]
                     continue
-                return self.unscored(job, base, failure.status, reason, earlier_raw)
-            return self.scored(job, base, parsed, reply, earlier_raw)
+                return unscored_rows(base, request, failure.status, failure.reason, detail)
+            return scored_rows(base, request, parsed, detail, self.logprob_columns(request, reply))
         raise AssertionError("unreachable")
 
-    def base_row(self, job: _Job, call_id: str, cached: bool, attempts: int, reply: ModelReply | None,
-                 params: dict[str, Any], spent: list[tuple[ModelReply, bool]]) -> dict[str, Any]:
+    def logprob_columns(self, request: JudgeRequest, reply: ModelReply) -> Any:
+        """The logprob-weighted score of the request's logprob criterion, when logprobs were asked for."""
+        target = request.logprob_criterion
+        if not self.config.logprobs or target is None or not self.rubric.scale:
+            return None
+        scale = self.rubric.scale
+
+        def columns(parsed: ParsedRow) -> dict[str, Any]:
+            if parsed.key != RowKey(target):
+                return {}
+            est = expected_score(reply.logprobs, scale)
+            return {"logprob_score": est.expected, "valid_prob_mass": est.valid_mass,
+                    "detail": {"logprob_note": est.note}}
+
+        return columns
+
+    def call_fields(self, job: Job, answer: Reply, attempts: int, params: dict[str, Any],
+                    spent: list[tuple[ModelReply, bool]]) -> dict[str, Any]:
         """Row fields shared by every row of one request. Tokens, cost and latency are per REQUEST (re-asks
         included) and repeated on each of its rows: sum them over unique call_id. Cached replies and failed
         calls cost 0 (providers do not bill failed requests); an unknown price is NaN."""
@@ -259,102 +285,38 @@ class _Engine:
                 return None if any(v is None for v in vals) else sum(vals)
             return float(sum(vals)) if vals else 0.0
 
+        reply = answer.reply
         return {
-            "run_id": self.cfg["run_id"],
+            "run_id": self.run_id,
             "item_id": job.item["item_id"],
             "rubric": self.rubric.name,
             "rubric_version": self.rubric.version,
-            "judge": self.cfg["judge"],
+            "judge": self.judge,
             "condition": job.condition,
             "repeat": job.repeat,
             "temperature": params["temperature"],
             "seed": params.get("seed"),
             "prompt_hash": job.request.prompt_hash(),
-            "call_id": call_id,
+            "call_id": answer.call_id,
             "raw_output": reply.text if reply else None,
             "input_tokens": total("input_tokens", True),
             "output_tokens": total("output_tokens", True),
             "cost_usd": total("cost_usd", False),
             "latency_s": total("latency_s", False),
-            "cached": cached,
+            "cached": answer.cached,
             "attempts": attempts,
             "system_fingerprint": reply.system_fingerprint if reply else None,
             "created_at": pd.Timestamp.now(tz="UTC"),
             "_order": job.order,
         }
 
-    def unscored(self, job: _Job, base: dict[str, Any], status: str, reason: str, earlier: list[str]) -> list[dict]:
-        detail = {"swapped": job.swapped, "earlier_raw_outputs": earlier} if earlier else {"swapped": job.swapped}
-        return [
-            {**base, "criterion": k.criterion, "side": k.side, "status": status, "unscored_reason": reason,
-             "detail": detail}
-            for k in job.request.expected_rows
-        ]
 
-    def scored(self, job: _Job, base: dict[str, Any], parsed: list[ParsedRow], reply: ModelReply,
-               earlier: list[str]) -> list[dict[str, Any]]:
-        rows, seen = [], set()
-        lp_key = job.request.logprob_criterion
-        for p in parsed:
-            seen.add(p.key)
-            detail = {"swapped": job.swapped, **p.detail}
-            if earlier:
-                detail["earlier_raw_outputs"] = earlier
-            row = {**base, "criterion": p.key.criterion, "side": p.key.side, "status": "ok", "score": p.score,
-                   "winner": p.winner, "verdict": p.verdict, "confidence": p.confidence}
-            if self.cfg["logprobs"] and lp_key is not None and p.key == RowKey(lp_key) and self.rubric.scale:
-                est = expected_score(reply.logprobs, self.rubric.scale)
-                row["logprob_score"], row["valid_prob_mass"] = est.expected, est.valid_mass
-                detail["logprob_note"] = est.note
-            row["detail"] = detail
-            rows.append(row)
-        for k in job.request.expected_rows:
-            if k not in seen:  # a rubric that forgot a row still yields a visible, unscored row
-                rows.append({**base, "criterion": k.criterion, "side": k.side, "status": "parse_error",
-                             "unscored_reason": f"the parser returned no value for {k.criterion}"
-                             + (f" (side {k.side})" if k.side else ""), "detail": {"swapped": job.swapped}})
-        return rows
-
-
-def _conditions(condition: str, swap: bool, order: str, seed: int, item_id: str) -> list[tuple[str, bool]]:
-    swapped_label = "swapped" if condition == "original" else f"{condition}+swapped"
-    if swap:
-        return [(condition, False), (swapped_label, True)]
-    if order == "random" and item_order_seed(seed, item_id):
-        return [(swapped_label, True)]
-    return [(condition, False)]
-
-
-def _jobs(items: pd.DataFrame, rubric: Rubric, cfg: dict[str, Any]) -> list[_Job]:
-    jobs: list[_Job] = []
-    for item in items.to_dict(orient="records"):
-        check_fields(item, rubric)
-    exclude = getattr(rubric, "exclude_judged_items", None)
-    if callable(exclude):  # e.g. few-shot pools must never contain an item being judged: refuse up front
-        exclude(list(items["item_id"]))
-    for item in items.to_dict(orient="records"):
-        for condition, swapped in _conditions(cfg["condition"], cfg["swap"], cfg["order"], cfg["seed"] or 0,
-                                              item["item_id"]):
-            requests = rubric.requests(item, swapped=swapped)
-            for repeat in range(cfg["repeats"]):
-                for req in requests:
-                    jobs.append(_Job(len(jobs), item, condition, swapped, repeat, req))
-    return jobs
-
-
-def _run_id(rubric: Rubric, model: str, judge: str, items: pd.DataFrame, cfg: dict[str, Any]) -> str:
-    desc = {k: cfg[k] for k in ("condition", "swap", "order", "repeats", "temperature", "seed", "max_tokens",
-                                "logprobs", "extra_params", "api_base")}
-    desc.update(rubric=rubric.fingerprint(), model=model, judge=judge, items=list(items["item_id"]))
-    return "run-" + hashlib.sha256(json.dumps(desc, sort_keys=True, default=str).encode()).hexdigest()[:12]
-
-
-async def _execute(jobs: list[_Job], engine: _Engine, concurrency: int, progress: bool) -> list[dict[str, Any]]:
-    queue: asyncio.Queue[_Job] = asyncio.Queue()
+async def _execute(jobs: list[Job], engine: _Engine, concurrency: int, progress: bool) -> list[dict[str, Any]]:
+    queue: asyncio.Queue[Job] = asyncio.Queue()
     for job in jobs:
         queue.put_nowait(job)
     rows: list[dict[str, Any]] = []
-    bar = tqdm(total=len(jobs), desc=f"judging with {engine.cfg['judge']}", unit="call", file=sys.stderr,
+    bar = tqdm(total=len(jobs), desc=f"judging with {engine.judge}", unit="call", file=sys.stderr,
                disable=not progress, leave=False)
 
     async def worker() -> None:
@@ -371,6 +333,46 @@ async def _execute(jobs: list[_Job], engine: _Engine, concurrency: int, progress
     finally:
         bar.close()
     return rows
+
+
+def _open_cache(cache: bool | str | Path | RequestCache | None) -> tuple[RequestCache | None, bool]:
+    """(the cache to use, whether this run opened it and must close it)."""
+    if cache is True:
+        return RequestCache(), True
+    if cache is False or cache is None:
+        return None, False
+    if isinstance(cache, RequestCache):
+        return cache, False
+    return RequestCache(cache), True
+
+
+def _resolve_model(model: str | Any) -> tuple[str, Any]:
+    """(model name, judge object or None): a judge object has ``model_name`` and an async ``acall``."""
+    if isinstance(model, str):
+        ensure_provider(model)
+        return model, None
+    if not (hasattr(model, "model_name") and hasattr(model, "acall")):
+        raise JudgeObjectError(f"model must be a model name or a judge object with model_name and acall, "
+                               f"not {type(model).__name__}")
+    ensure_provider(model.model_name)
+    return model.model_name, model
+
+
+def _prepare(items: Any, rubric: Rubric | str | Path, model: str | Any, config: RunConfig,
+             cache: bool | str | Path | RequestCache | None) -> tuple[_Engine, pd.DataFrame, list[Job], bool]:
+    from judgelab.rubrics import load_rubric
+
+    if isinstance(rubric, str | Path):
+        rubric = load_rubric(rubric)
+    model_name, caller = _resolve_model(model)
+    item_df = read_items(items)
+    jobs = plan_jobs(item_df, rubric, condition=config.condition, swap=config.swap, order=config.order,
+                     seed=config.seed, repeats=config.repeats)
+    cache_obj, own_cache = _open_cache(cache)
+    engine = _Engine(rubric, model_name, config, cache_obj, caller)
+    engine.run_id = config.run_id_for(rubric, model_name, list(item_df["item_id"]))
+    engine.stats.items, engine.stats.requests = len(item_df), len(jobs)
+    return engine, item_df, jobs, own_cache
 
 
 async def arun(
@@ -401,112 +403,99 @@ async def arun(
     extra_params: Mapping[str, Any] | None = None,
     run_id: str | None = None,
     progress: bool = True,
-    dry_run: bool = False,
     return_stats: bool = False,
+    dry_run: bool = False,
 ) -> pd.DataFrame | RunResult:
     """Judge ``items`` with ``rubric`` on ``model``; return the judgments table (or a RunResult).
 
     items: a DataFrame, a list of dicts or a JSONL/CSV/Parquet path (``item_id`` generated if absent).
+    rubric: a rubric object, a built-in rubric name or a YAML path.
     model: a litellm model string, or a judge object with ``model_name`` and an async ``acall`` (e.g.
-    :func:`judgelab.backends.router.router_judge`, a litellm Router over several deployments).
+    :func:`judgelab.router_judge`, a litellm Router over several deployments).
+    judge: the name written in the table's ``judge`` column (default: the model).
     swap: run both candidate orders (conditions "original" and "swapped"); order="random" instead shows
-    each item once, in a seeded per-item order. repeats: samples per request (cache-distinct).
+    each item once, in a seeded per-item order. condition: the name of the unswapped condition.
+    repeats: samples per request (cache-distinct). seed: per-item randomisation and the provider's seed.
     cache: True (the default cache file), False, a path, or a RequestCache. max_cost_usd: no call is
     issued once spent + reserved estimates would pass it; those rows are "skipped_budget".
-    dry_run: make no calls; return an estimate of calls, tokens and cost in the stats.
     max_retries / retry_base_s: retries per call and the base (seconds) of their jittered exponential backoff.
+    max_reasks: how often an unparseable answer is asked again, with the parse error.
+    logprobs / top_logprobs: also compute a logprob-weighted score (G-Eval style).
+    json_mode: send the rubric's response format. extra_params: more litellm parameters, sent as given.
+    return_stats: return a :class:`RunResult` (table + :class:`RunStats`) instead of the table.
+    To see calls, tokens and cost before spending, use :func:`estimate` (same arguments).
     """
-    from judgelab.rubrics import load_rubric
-
     t0, cpu0 = time.perf_counter(), time.process_time()
-    if isinstance(rubric, str | Path):
-        rubric = load_rubric(rubric)
-    if order not in ("given", "random"):
-        raise ValueError(f"order must be 'given' or 'random', not {order!r}")
-    if repeats < 1:
-        raise ValueError("repeats must be at least 1")
-    model_object = None
-    if not isinstance(model, str):  # engine hook: an object with .model_name and async .acall(...) is the judge
-        if not (hasattr(model, "model_name") and hasattr(model, "acall")):
-            raise TypeError(f"model must be a model name or a judge object with model_name and acall, "
-                            f"not {type(model).__name__}")
-        model_object, model = model, model.model_name
-    ensure_provider(model)
-    item_df = read_items(items)
-    own_cache = False
-    if cache is True:
-        cache_obj: RequestCache | None = RequestCache()
-        own_cache = True
-    elif cache is False or cache is None:
-        cache_obj = None
-    elif isinstance(cache, RequestCache):
-        cache_obj = cache
-    else:
-        cache_obj, own_cache = RequestCache(cache), True
-    judge_name = judge or model
-    cfg: dict[str, Any] = dict(
-        api_base=api_base, api_key=api_key, repeats=repeats, temperature=temperature, seed=seed, swap=swap,
-        order=order, condition=condition, max_cost_usd=max_cost_usd, cache=cache_obj, max_retries=max_retries,
-        retry_base_s=retry_base_s,
-        max_reasks=max_reasks, timeout=timeout, logprobs=logprobs, top_logprobs=top_logprobs, json_mode=json_mode,
-        max_tokens=max_tokens, extra_params=dict(extra_params or {}), judge=judge_name, model_object=model_object,
-    )
-    cfg["run_id"] = run_id or _run_id(rubric, model, judge_name, item_df, cfg)
-    engine = _Engine(rubric, model, cfg)
+    config = RunConfig(judge=judge, api_base=api_base, api_key=api_key, concurrency=concurrency, repeats=repeats,
+                       temperature=temperature, seed=seed, swap=swap, order=order, condition=condition,
+                       max_cost_usd=max_cost_usd, max_retries=max_retries, retry_base_s=retry_base_s,
+                       max_reasks=max_reasks, timeout=timeout, logprobs=logprobs, top_logprobs=top_logprobs,
+                       json_mode=json_mode, max_tokens=max_tokens, extra_params=extra_params or {}, run_id=run_id,
+                       progress=progress)
+    if dry_run:
+        warnings.warn("run(..., dry_run=True) is replaced by judgelab.estimate(...), which takes the same "
+                      "arguments; this returns its RunEstimate", FutureWarning, stacklevel=3)
+        return await _estimate_with(items, rubric, model, config, cache)  # type: ignore[return-value]
+    engine, _, jobs, own_cache = _prepare(items, rubric, model, config, cache)
     try:
-        jobs = _jobs(item_df, rubric, cfg)
-        engine.stats.items, engine.stats.requests = len(item_df), len(jobs)
-        if dry_run:
-            _estimate(engine, jobs)
-            result = RunResult(judgments.empty_table(), engine.stats)
-            return result if return_stats else result.table
-        if max_cost_usd is not None:
-            _, probe = estimate_call_cost(model, jobs[0].request.messages, None) if jobs else (0, 0.0)
+        if max_cost_usd is not None and jobs:
+            _, probe = estimate_call_cost(engine.model, jobs[0].request.messages, None)
             if math.isnan(probe):
                 raise UnknownPriceError(
-                    f"max_cost_usd is set but litellm knows no price for model {model!r}; register one with "
+                    f"max_cost_usd is set but litellm knows no price for model {engine.model!r}; register one with "
                     "litellm.register_model(...) or run without a budget"
                 )
         rows = await _execute(jobs, engine, concurrency, progress)
     finally:
-        if own_cache and cache_obj is not None:
-            cache_obj.close()
+        if own_cache and engine.cache is not None:
+            engine.cache.close()
+    engine.table = _table(rows)
+    result = RunResult(engine.table, engine.finish(t0, cpu0))
+    if engine.abort_reason is not None:
+        raise RunAborted(f"run stopped early: {engine.abort_reason}", result)
+    return result if return_stats else result.table
+
+
+def _table(rows: list[dict[str, Any]]) -> pd.DataFrame:
     rows.sort(key=lambda r: r["_order"])
     for r in rows:
         r.pop("_order")
-    table = judgments.make_table(rows)
-    st = engine.stats
-    st.judgments = len(table)
-    st.status_counts = judgments.status_counts(table)
-    st.ok = st.status_counts["ok"]
-    st.unscored = st.judgments - st.ok
-    costs = table.drop_duplicates("call_id")["cost_usd"] if len(table) else pd.Series(dtype=float)
-    st.cost_usd = float(costs.to_numpy(dtype=float, na_value=math.nan).sum()) if len(costs) else 0.0
-    st.faults = dict(engine.faults)
-    st.aborted = engine.abort_reason
-    st.wall_s = time.perf_counter() - t0
-    st.engine_cpu_s = time.process_time() - cpu0
-    result = RunResult(table, st)
-    if engine.abort_reason is not None:
-        raise RunAborted(f"run stopped early: {engine.abort_reason}", result)
-    return result if return_stats else table
+    return judgments.make_table(rows)
 
 
-def _estimate(engine: _Engine, jobs: Iterable[_Job]) -> None:
+async def _estimate_with(items: Any, rubric: Rubric | str | Path, model: str | Any, config: RunConfig,
+                         cache: bool | str | Path | RequestCache | None) -> RunEstimate:
+    engine, item_df, jobs, own_cache = _prepare(items, rubric, model, config, cache)
     total_tokens, total_cost, cached = 0, 0.0, 0
-    for job in jobs:
-        params = engine.params(job.request, job.repeat)
-        if engine.cache is not None and engine.cache.get(engine.key(list(job.request.messages), params, job.repeat)):
-            cached += 1
-            continue
-        tokens, cost = estimate_call_cost(engine.model, job.request.messages, params.get("max_tokens"))
-        total_tokens += tokens
-        total_cost += cost
-    engine.stats.cache_hits = cached
-    engine.stats.estimated_prompt_tokens = total_tokens
-    engine.stats.estimated_cost_usd = total_cost
+    try:
+        for job in jobs:
+            params = config.request_params(engine.rubric, job.request, job.repeat)
+            if engine.cache is not None and engine.cache.get(engine.key(list(job.request.messages), params,
+                                                                        job.repeat)):
+                cached += 1
+                continue
+            tokens, cost = estimate_call_cost(engine.model, job.request.messages, params.get("max_tokens"))
+            total_tokens += tokens
+            total_cost += cost
+    finally:
+        if own_cache and engine.cache is not None:
+            engine.cache.close()
+    return RunEstimate(len(item_df), len(jobs), cached, total_tokens, total_cost)
 
 
-def run(*args: Any, **kwargs: Any) -> pd.DataFrame | RunResult:
-    """Synchronous :func:`arun`; safe inside a running event loop (Jupyter), and Ctrl-C stops the run."""
-    return run_sync(lambda: arun(*args, **kwargs), name="judgelab-run")
+async def aestimate(items: Any, rubric: Rubric | str, model: str | Any = "local/smollm2", *,
+                    cache: bool | str | Path | RequestCache = True, **options: Any) -> RunEstimate:
+    """What :func:`arun` with the same arguments would do (requests, cached, prompt tokens, cost), with no call."""
+    unknown = sorted(set(options) - set(RunConfig.__dataclass_fields__))
+    if unknown:
+        raise ConfigError(f"estimate() got unknown option(s) {unknown}; it takes the options of run()")
+    return await _estimate_with(items, rubric, model, RunConfig(**options), cache)
+
+
+# estimate takes what run takes (shift-tab shows the same options), except the flags about what run returns
+aestimate.__signature__ = inspect.signature(arun).replace(  # type: ignore[attr-defined]
+    parameters=[p for p in inspect.signature(arun).parameters.values()
+                if p.name not in ("return_stats", "dry_run", "progress")],
+    return_annotation=RunEstimate)
+run = sync_twin(arun, "run")
+estimate = sync_twin(aestimate, "estimate")

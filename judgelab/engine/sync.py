@@ -9,9 +9,12 @@ in the background.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
+
+__all__ = ["run_sync", "sync_twin"]
 
 T = TypeVar("T")
 
@@ -49,3 +52,19 @@ def run_sync(make_coroutine: Callable[[], Coroutine[Any, Any, T]], name: str = "
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+def sync_twin(async_function: Callable[..., Coroutine[Any, Any, T]], name: str) -> Callable[..., T]:
+    """The synchronous form of ``async_function``, with the same signature (Jupyter's shift-tab shows it).
+
+    It runs through :func:`run_sync`, so it is safe inside a running event loop and stops on Ctrl-C.
+    """
+
+    def twin(*args: Any, **kwargs: Any) -> T:
+        return run_sync(lambda: async_function(*args, **kwargs), name=f"judgelab-{name}")
+
+    functools.update_wrapper(twin, async_function)  # __wrapped__: inspect.signature shows the real parameters
+    twin.__name__ = twin.__qualname__ = name
+    twin.__doc__ = (f"Synchronous :func:`{async_function.__name__}` (same arguments); safe inside a running "
+                    f"event loop (Jupyter), and Ctrl-C stops it.\n\n{async_function.__doc__ or ''}")
+    return twin

@@ -15,6 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from judgelab.errors import JudgelabError
+
+__all__ = [
+    "check_fields", "JudgeRequest", "MissingFieldError", "Mode", "ParsedRow", "ParseFailure", "RowKey",
+    "Rubric", "swap_label",
+]
+
 Mode = Literal["direct", "pairwise", "reference"]
 
 
@@ -89,7 +96,7 @@ class Rubric(Protocol):
         ...
 
 
-class MissingFieldError(KeyError):
+class MissingFieldError(JudgelabError, KeyError):
     """An item lacks a field the rubric requires."""
 
     def __init__(self, item_id: str, fields: list[str], rubric: str) -> None:

@@ -24,6 +24,11 @@ from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey,
 from judgelab.rubrics.spec import RubricSpec
 from judgelab.rubrics.spec_rubric import SpecRubric, item_text
 
+__all__ = [
+    "FLAG_NAMES", "HARD_RULE_CLAIMS", "chess_winner", "ChessCommentaryRubric", "context_flags",
+    "PairwiseTotals", "unsupported_claims",
+]
+
 
 # ---------------------------------------------------------------- the verdict rule
 @dataclass(frozen=True)

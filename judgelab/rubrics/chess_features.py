@@ -37,6 +37,12 @@ import chess
 import chess.engine
 import chess.pgn
 
+__all__ = [
+    "MATE_CP", "PIECE_VALUES", "WIN_PCT_K", "analyse_pgn", "feature_items", "find_stockfish",
+    "hanging_pieces", "HangingPiece", "linearise", "move_quality", "MoveFeatures", "read_game",
+    "threatens_mate_in_one", "win_percent",
+]
+
 PIECE_VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 0}
 MATE_CP = 10000
 WIN_PCT_K = 0.00368208

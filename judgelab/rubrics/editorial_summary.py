@@ -25,6 +25,8 @@ from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey
 from judgelab.rubrics.spec import FewShot, RubricSpec, RubricSpecError
 from judgelab.rubrics.spec_rubric import SpecRubric, is_missing, item_text
 
+__all__ = ["EditorialSummaryRubric", "load_pool", "pool_from_frame"]
+
 
 def load_pool(pool: Any) -> list[dict[str, Any]]:
     """A few-shot pool from a JSONL path, a list of dicts, or a DataFrame (records)."""

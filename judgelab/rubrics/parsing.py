@@ -19,6 +19,12 @@ from typing import Any
 
 from judgelab.rubrics.base import ParseFailure
 
+__all__ = [
+    "PARSING_VERSION", "as_bool", "as_choice", "as_integer_score", "as_number", "as_text", "classify_failure",
+    "extract_json_object", "last_score_token", "looks_like_refusal", "match_criterion_entries", "require",
+    "strip_code_fences", "word_count",
+]
+
 PARSING_VERSION = "1"
 
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?|```")

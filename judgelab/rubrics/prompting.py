@@ -25,6 +25,10 @@ from typing import Any
 
 import jinja2
 
+__all__ = [
+    "PROMPTING_VERSION", "chat_messages", "fence", "fence_id", "make_environment", "neutralize", "render",
+]
+
 PROMPTING_VERSION = "1"  # bump when fencing or rendering changes (part of every rubric fingerprint)
 
 _CLOSING_TAG = re.compile(r"</")

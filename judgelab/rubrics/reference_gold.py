@@ -16,6 +16,8 @@ from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey
 from judgelab.rubrics.spec import OutputSpec, RubricSpec, RubricSpecError, Templates, VerdictSpec
 from judgelab.rubrics.spec_rubric import SpecRubric, item_text
 
+__all__ = ["reference_verdict", "reference_verdict_degraded", "ReferenceGoldRubric"]
+
 
 # ---------------------------------------------------------------- the verdict rules
 def reference_verdict(correctness: int, completeness: int) -> str:
@@ -90,7 +92,7 @@ class ReferenceGoldRubric(SpecRubric):
             style_relevant = parsing.as_bool(parsing.require(obj, "style_relevant"), "style_relevant")
             detail["style_relevant"] = style_relevant
             if not style_relevant and scores["style_fidelity"] != 5:
-                flags.append(f"style_relevant is false but style_fidelity={scores['style_fidelity']} (seed default 5)")
+                flags.append(f"style_relevant is false but style_fidelity={scores['style_fidelity']} (the rubric asks for 5 when style is not relevant)")
             verdict = reference_verdict(scores["correctness"], scores["completeness"])
         detail["disagreements"] = [] if stated == verdict else [f"stated verdict {stated} but the rule gives {verdict}"]
         detail["flags"] = flags

@@ -10,8 +10,13 @@ from typing import Any
 from judgelab.rubrics.spec import RubricSpecError, load_spec_file
 from judgelab.rubrics.spec_rubric import BUILTIN_DIR, SpecRubric
 
+__all__ = [
+    "EXAMPLES_DIR", "KINDS", "describe_rubric", "example_items", "list_rubrics", "load_rubric",
+    "resolve_rubric_path", "rubric_class",
+]
+
 # Example item files ship inside the package (data/examples in a checkout is a link to this folder).
-EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
 
 
 # rubric kind -> "module:Class"; imported on demand so that loading one rubric imports only its code
@@ -66,7 +71,7 @@ def load_rubric(name_or_path: str | Path, **params: Any) -> SpecRubric:
 
 
 def example_items(name: str) -> list[dict[str, Any]]:
-    """The example items of a rubric: judgelab/examples/<name>.jsonl (shipped in the package), else none."""
+    """The example items of a rubric: judgelab/rubrics/examples/<name>.jsonl (shipped in the package), else none."""
     path = EXAMPLES_DIR / f"{name}.jsonl"
     if path.exists():
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -97,7 +102,7 @@ def describe_rubric(name_or_path: str | Path, **params: Any) -> str:
     items = example_items(spec.name) or ([spec.example] if spec.example else [])
     lines.append("")
     if not items:
-        lines.append("(no example item: add judgelab/examples/<name>.jsonl or an `example:` block to render a prompt)")
+        lines.append("(no example item: add judgelab/rubrics/examples/<name>.jsonl or an `example:` block to render a prompt)")
         return "\n".join(lines)
     item = items[0]
     all_requests = rubric.requests(item)

@@ -36,13 +36,22 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from judgelab.errors import JudgelabError
+
+__all__ = [
+    "CRITERION_NAME", "RUBRIC_NAME", "SEED_SCALES", "apply_criteria_params", "coerce_criteria",
+    "coerce_scale", "Criterion", "EdgeCase", "FewShot", "load_spec_file", "OutputSpec", "parse_spec_text",
+    "RubricSpec", "RubricSpecError", "Scale", "SubCriterion", "Templates", "validate_spec_data",
+    "VerdictSpec",
+]
+
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when libyaml is available
 
 RUBRIC_NAME = r"^[A-Za-z][A-Za-z0-9_\-]*$"
 CRITERION_NAME = r"^[a-z][a-z0-9_]*$"
 
 
-class RubricSpecError(ValueError):
+class RubricSpecError(JudgelabError, ValueError):
     """A rubric spec that cannot be used; the message names the file, field and line."""
 
 
@@ -294,7 +303,7 @@ def coerce_scale(value: Any) -> tuple[int, int]:
     else:
         raise RubricSpecError(f"scale {value!r} must be 3, 5, 10 or '1-5'-style")
     if bounds not in SEED_SCALES:
-        raise RubricSpecError(f"scale {bounds[0]}-{bounds[1]} is not one of the seed's scales 1-3, 1-5, 1-10")
+        raise RubricSpecError(f"scale {bounds[0]}-{bounds[1]} is not one of the supported scales 1-3, 1-5, 1-10")
     return bounds
 
 

@@ -12,6 +12,11 @@ from judgelab.rubrics import parsing, prompting
 from judgelab.rubrics.base import JudgeRequest, Mode, ParsedRow, ParseFailure, RowKey
 from judgelab.rubrics.spec import Criterion, RubricSpec, RubricSpecError
 
+__all__ = [
+    "BUILTIN_DIR", "COMMON_PARAMS", "LANGUAGE_NAMES", "VERDICT_RULES_VERSION", "is_missing", "item_text",
+    "SpecRubric",
+]
+
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 # Version of the library-computed verdict rules (one per kind module); part of every fingerprint.
 VERDICT_RULES_VERSION = "1"

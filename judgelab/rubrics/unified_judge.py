@@ -23,6 +23,12 @@ from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey
 from judgelab.rubrics.spec import RubricSpecError
 from judgelab.rubrics.spec_rubric import SpecRubric, item_text
 
+__all__ = [
+    "CLASSIFICATION_POINTS", "MODULE_TYPES", "REASONING_PARTS", "as_item_bool", "as_item_set",
+    "classification_match", "extraction_credit_band", "extraction_f1", "unified_verdict",
+    "UnifiedJudgeRubric",
+]
+
 
 # ---------------------------------------------------------------- the verdict rules
 def extraction_f1(output: Iterable[str], expected: Iterable[str]) -> dict[str, float]:

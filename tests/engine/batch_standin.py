@@ -14,13 +14,14 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.support.loopback import LoopbackServer
 from tests.support.openai_stub import completion_body
 
 
-class BatchStandIn:
+class BatchStandIn(LoopbackServer):
     def __init__(self, reply: Callable[[dict[str, Any]], str | None], polls_until_done: int = 1) -> None:
         self.reply, self.polls_until_done = reply, polls_until_done
         self.files: dict[str, bytes] = {}
@@ -66,18 +67,7 @@ class BatchStandIn:
                         return
                     self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> BatchStandIn:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self._serve(Handler, "batch-stand-in")
 
     def _upload(self, body: bytes, content_type: str) -> dict[str, Any]:
         boundary = content_type.split("boundary=")[-1].encode()

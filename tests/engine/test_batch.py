@@ -66,3 +66,20 @@ def test_pairwise_swap_batch_and_a_state_file_from_another_run(tmp_path):
         assert res.table["cost_usd"].isna().all()  # no batch price known: NaN, never 0
         with pytest.raises(BatchStateError, match="different batch run"):
             batch_run(ITEMS, ToyDirect(), "openai/unpriced", **kw)
+
+
+def test_batch_plans_requests_like_run_with_order_and_condition(tmp_path):
+    """batch_run and run share one request plan: the same seeded per-item order and the condition name."""
+    from judgelab.engine.rows import item_order_seed
+
+    items = [{"item_id": f"p{i}", "answer_a": "x", "answer_b": "y"} for i in range(12)]
+    with BatchStandIn(lambda body: "A") as standin:
+        res = batch_run(items, ToyPairwise(), "openai/unpriced", state_path=tmp_path / "s.json", order="random",
+                        condition="terse", seed=7, api_base=standin.base_url, api_key="k", poll_interval=0.01)
+    t = res.table.set_index("item_id")
+    assert len(t) == 12
+    for item_id, row in t.iterrows():
+        swapped = item_order_seed(7, item_id)
+        assert row["condition"] == ("terse+swapped" if swapped else "terse")
+        assert row["winner"] == ("B" if swapped else "A")  # "A" as shown, written in the original labels
+    assert 0 < sum(item_order_seed(7, i) for i in t.index) < 12  # both orders occur

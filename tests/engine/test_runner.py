@@ -163,9 +163,25 @@ def test_unknown_price_is_nan_not_zero(tmp_path):
 
 def test_dry_run_estimates_without_calls(tmp_path):
     with StubServer(lambda b: '{"score": 1}') as srv:
-        res = _run(srv, tmp_path, dry_run=True)
+        est = judgelab.estimate(ITEMS, ToyDirect(), MODEL, api_base=srv.base_url, api_key="sk-test",
+                                cache=tmp_path / "cache.sqlite")
         assert srv.count == 0
-    assert res.stats.requests == 6 and res.stats.estimated_prompt_tokens > 0 and len(res.table) == 0
+        with pytest.warns(FutureWarning, match="judgelab.estimate"):  # the old flag returns the same estimate
+            old = _run(srv, tmp_path, dry_run=True)
+        assert srv.count == 0
+    assert est.requests == 6 and est.estimated_prompt_tokens > 0 and est.cached == 0
+    assert old.summary() == est.summary()  # NaN cost (no price for the stub model) compares equal as None
+
+
+def test_run_and_estimate_show_the_full_signature():
+    import inspect
+
+    params = inspect.signature(judgelab.run).parameters
+    assert {"items", "rubric", "model", "swap", "order", "repeats", "max_cost_usd", "cache"} <= set(params)
+    assert list(params) == list(inspect.signature(judgelab.arun).parameters)
+    estimate_params = inspect.signature(judgelab.estimate).parameters
+    assert "concurrency" in estimate_params and "seed" in estimate_params and "return_stats" not in estimate_params
+    assert "state_path" in inspect.signature(judgelab.batch_run).parameters
 
 
 def test_repeats_are_distinct_cached_requests(tmp_path):
@@ -224,6 +240,30 @@ def test_reparse_applies_a_changed_parser_without_calls(tmp_path):
         assert srv.count == n
     assert (again["score"] == 3).all() and len(again) == 3
     assert list(again["raw_output"]) == list(t["raw_output"])
+
+
+def test_reparse_takes_a_rubric_name_like_run(tmp_path):
+    from judgelab.engine.reparse import ReparseError
+    from judgelab.rubrics import example_items
+
+    items = example_items("direct_score")[:2]
+    answer = json.dumps({"scores": [{"criterion": "factual_accuracy", "evidence": [], "justification": "j",
+                                     "score": 4, "improvement": "i"},
+                                    {"criterion": "instruction_following", "evidence": [], "justification": "j",
+                                     "score": 2, "improvement": "i"}], "summary": "s"})
+    with StubServer(lambda b: answer) as srv:
+        t = _run(srv, tmp_path, items=items, rubric=judgelab.load_rubric("direct_score")).table
+        calls = srv.count
+        by_name = judgelab.reparse(t, "direct_score", items)
+        assert srv.count == calls  # no new calls
+    cols = ["item_id", "criterion", "status", "score"]
+    pd.testing.assert_frame_equal(by_name[cols], t[cols])
+    assert set(t.loc[t["criterion"] == "factual_accuracy", "score"]) == {4.0}
+    # a rubric whose prompt differs (10-point scale) cannot reparse these rows: one sentence, no rows invented
+    with pytest.raises(ReparseError, match="renders the prompt"):
+        judgelab.reparse(t, "direct_score", items, scale=10)
+    with pytest.raises(ReparseError, match="not among the items"):
+        judgelab.reparse(t, "direct_score", items[:1])
 
 
 def test_missing_field_is_refused_before_any_call(tmp_path):

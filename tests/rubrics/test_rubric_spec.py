@@ -80,7 +80,7 @@ def test_unknown_rubric_and_unknown_param_are_clear() -> None:
         load_rubric("nope")
     with pytest.raises(RubricSpecError, match="does not accept parameter"):
         load_rubric("chess_commentary", degraded=True)
-    with pytest.raises(RubricSpecError, match="not one of the seed's scales"):
+    with pytest.raises(RubricSpecError, match="not one of the supported scales"):
         load_rubric("direct_score", scale=7)
     with pytest.raises(RubricSpecError, match="weights name unknown criteria"):
         load_rubric("direct_score", weights={"charm": 1})

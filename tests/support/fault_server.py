@@ -18,15 +18,15 @@ import hashlib
 import json
 import random
 import re
-import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.support.loopback import LoopbackServer
 from tests.support.openai_stub import completion_body
 
 # Faults the engine must retry (each is one failed HTTP attempt).
@@ -162,23 +162,7 @@ class FaultPlan:
         return "ok"
 
 
-class _QuietHTTPServer(ThreadingHTTPServer):
-    """Keeps socket errors of abandoned requests (the client timed out and left) off the test output."""
-
-    daemon_threads = True
-    # socketserver's default listen backlog (5) refuses part of a burst of concurrent connections: that
-    # would be a fault nobody injected and the ground truth would not count
-    request_queue_size = 256
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.errors: list[BaseException] = []
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        self.errors.append(sys.exc_info()[1] or RuntimeError("unknown handler error"))
-
-
-class FaultServer:
+class FaultServer(LoopbackServer):
     """Threaded OpenAI-compatible server injecting faults by plan; use as a context manager."""
 
     def __init__(
@@ -205,10 +189,7 @@ class FaultServer:
         self.headers: list[dict[str, str]] = []
         self._per_key: Counter[str] = Counter()
         self._lock = threading.Lock()
-        self.httpd = _QuietHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self.port = self.httpd.server_address[1]
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, name="fault-server", daemon=True)
+        self._serve(self._handler_class(), "fault-server")
 
     # -- bookkeeping ------------------------------------------------------------------------------
     def _record(self, body: dict[str, Any], headers: dict[str, str]) -> Injection:
@@ -339,11 +320,3 @@ class FaultServer:
         else:  # "ok" (or a delay-only timeout that the client outlived)
             h._send_json(200, self._completion(body, self.answer(body, inj.key)))
 
-    # -- lifecycle ------------------------------------------------------------------------------------
-    def __enter__(self) -> FaultServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()

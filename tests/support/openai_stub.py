@@ -13,8 +13,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.support.loopback import LoopbackServer
 
 
 @dataclass
@@ -40,7 +42,7 @@ def completion_body(content: str, model: str, finish_reason: str = "stop") -> di
     }
 
 
-class StubServer:
+class StubServer(LoopbackServer):
     def __init__(self, reply: Callable[[dict[str, Any]], str | StubResponse], delay_s: float = 0.0) -> None:
         self.reply, self.delay_s = reply, delay_s
         self.requests: list[dict[str, Any]] = []
@@ -87,22 +89,7 @@ class StubServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-        class Server(ThreadingHTTPServer):
-            request_queue_size = 512  # the default backlog of 5 refuses connections under concurrent load
-
-        self.httpd = Server(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> StubServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self._serve(Handler, "openai-stub")
 
     @property
     def count(self) -> int:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from judgelab.engine.runner import RunResult, run
 from judgelab.rubrics import example_items, load_rubric
 
+__all__ = ["DEMO_MODEL", "DEMO_RUBRIC", "run_demo"]
+
 DEMO_RUBRIC = "direct_score"
 DEMO_MODEL = "local/smollm2"
 

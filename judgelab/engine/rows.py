@@ -1,0 +1,127 @@
+"""The ONE place where requests are planned and a request plus its reply becomes judgments-table rows.
+
+The live runner, the batch runner and reparse all go through here, so an unscored row, a
+"parser forgot a row" row or a swapped pair looks the same whichever path produced it:
+
+* :func:`plan_jobs` — items x conditions x repeats -> the requests to send, in a stable order;
+* :func:`read_reply` — raw text (+ the provider's finish reason) -> parsed rows or a :class:`ParseFailure`;
+* :func:`scored_rows` / :func:`unscored_rows` — parsed rows (or a failure) + the call's fields -> table rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from judgelab.judgments import OK, PARSE_ERROR, REFUSAL
+from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, Rubric, check_fields
+
+__all__ = ["Job", "item_order_seed", "plan_jobs", "read_reply", "scored_rows", "unscored_rows"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One request of one item, in one condition and repeat; ``order`` is its place in the table."""
+
+    order: int
+    item: Mapping[str, Any]
+    condition: str
+    swapped: bool
+    repeat: int
+    request: JudgeRequest
+
+
+def item_order_seed(seed: int, item_id: str) -> bool:
+    """Seeded per-item coin: True means 'show the candidates swapped' (stable across runs and machines)."""
+    digest = hashlib.sha256(f"{seed}:{item_id}".encode()).digest()
+    return bool(digest[0] & 1)
+
+
+def _conditions(condition: str, swap: bool, order: str, seed: int, item_id: str) -> list[tuple[str, bool]]:
+    swapped_label = "swapped" if condition == "original" else f"{condition}+swapped"
+    if swap:
+        return [(condition, False), (swapped_label, True)]
+    if order == "random" and item_order_seed(seed, item_id):
+        return [(swapped_label, True)]
+    return [(condition, False)]
+
+
+def plan_jobs(items: pd.DataFrame, rubric: Rubric, *, condition: str = "original", swap: bool = False,
+              order: str = "given", seed: int | None = 0, repeats: int = 1) -> list[Job]:
+    """Every request the items need, after checking each item has the rubric's required fields.
+
+    ``swap`` asks both candidate orders (conditions ``condition`` and ``swapped``); ``order="random"``
+    shows each item once, in a seeded per-item order; each request is asked ``repeats`` times.
+    """
+    records = items.to_dict(orient="records")
+    for item in records:
+        check_fields(item, rubric)
+    exclude = getattr(rubric, "exclude_judged_items", None)
+    if callable(exclude):  # e.g. few-shot pools must never contain an item being judged: refuse up front
+        exclude(list(items["item_id"]))
+    jobs: list[Job] = []
+    for item in records:
+        for cond, swapped in _conditions(condition, swap, order, seed or 0, str(item["item_id"])):
+            requests = rubric.requests(item, swapped=swapped)
+            for repeat in range(repeats):
+                for request in requests:
+                    jobs.append(Job(len(jobs), item, cond, swapped, repeat, request))
+    return jobs
+
+
+def read_reply(rubric: Rubric, text: str, request: JudgeRequest, finish_reason: str | None = None) -> list[ParsedRow]:
+    """The rubric's parse of one reply; raises :class:`ParseFailure` with a precise reason.
+
+    A provider's content filter is a refusal; an empty text is a parse error; when the reply was
+    cut at max_tokens the reason says so.
+    """
+    if finish_reason == "content_filter":
+        raise ParseFailure("provider content filter stopped the answer", status=REFUSAL)
+    try:
+        if not (text or "").strip():
+            raise ParseFailure("empty output")
+        return rubric.parse(text, request)
+    except ParseFailure as failure:
+        if finish_reason == "length":
+            raise ParseFailure(failure.reason + " (output truncated at max_tokens)", failure.status) from None
+        raise
+
+
+def unscored_rows(base: Mapping[str, Any], request: JudgeRequest, status: str, reason: str,
+                  detail: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One unscored row per row the request was expected to produce."""
+    return [{**base, "criterion": k.criterion, "side": k.side, "status": status, "unscored_reason": reason,
+             "detail": dict(detail)} for k in request.expected_rows]
+
+
+def scored_rows(base: Mapping[str, Any], request: JudgeRequest, parsed: Sequence[ParsedRow],
+                detail: Mapping[str, Any],
+                extra: Callable[[ParsedRow], Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """One ok row per parsed row, plus a visible parse_error row for every expected row the parser forgot.
+
+    ``extra(parsed_row)`` may add columns to a row (e.g. a logprob score); a ``"detail"`` key in
+    what it returns is merged into the row's detail.
+    """
+    rows, seen = [], set()
+    for p in parsed:
+        seen.add(p.key)
+        row: dict[str, Any] = {**base, "criterion": p.key.criterion, "side": p.key.side, "status": OK,
+                               "score": p.score, "winner": p.winner, "verdict": p.verdict,
+                               "confidence": p.confidence}
+        row_detail = {**detail, **p.detail}
+        if extra is not None:
+            added = dict(extra(p))
+            row_detail.update(added.pop("detail", {}))
+            row.update(added)
+        row["detail"] = row_detail
+        rows.append(row)
+    forgotten = [k for k in request.expected_rows if k not in seen]
+    for k in forgotten:
+        where = k.criterion + (f" (side {k.side})" if k.side else "")
+        rows.append({**base, "criterion": k.criterion, "side": k.side, "status": PARSE_ERROR,
+                     "unscored_reason": f"the parser returned no value for {where}", "detail": dict(detail)})
+    return rows
