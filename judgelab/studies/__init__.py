@@ -6,8 +6,11 @@
 - :mod:`judgelab.studies.llmbar_study`: LLMBar accuracy, position consistency and length effects.
 - :mod:`judgelab.studies.openqa_study`: OpenQA-eval judges vs the human annotators.
 
-Each study function returns tidy frames (estimate, ci_low, ci_high, p_value, n, method) that
-:mod:`judgelab.viz.plots` draws and ``judgelab reproduce`` writes as CSV.
+Study functions are named for the table they return (``meta_evaluation_table``, ``accuracy_table``,
+``agreement_table`` ...), so none shares a name with the :mod:`judgelab.stats` function it calls;
+each returns tidy frames (metric, estimate, ci_low, ci_high, p_value, n, method) that
+:mod:`judgelab.viz.plots` and :mod:`judgelab.studies.figures` draw and ``judgelab reproduce`` writes
+as CSV.
 """
 
 from judgelab.studies.paper import PAPER_CITATION, paper_table1

@@ -2,6 +2,8 @@
 
 Study-specific: they read the ``family`` and ``size_b`` columns that :mod:`judgelab.studies.summeval_study`
 attaches to each judge (and the paper's Table 1), so they live with the study, not in :mod:`judgelab.viz`.
+They follow :mod:`judgelab.viz.plots`' conventions: named ``plot_<what>``; a one-panel plot takes
+``ax=`` and returns the Axes, a plot of several panels returns the Figure.
 """
 
 from __future__ import annotations
@@ -15,10 +17,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from judgelab.viz.plots import finish
-from judgelab.viz.style import FIG_WIDTH, family_colors, use_style
+from judgelab.viz.style import FIG_WIDTH, family_colors, finish, finish_axes, panel, use_style
 
-__all__ = ["mae_vs_rho", "metric_vs_size", "paper_side_by_side"]
+__all__ = ["plot_mae_vs_rho", "plot_metric_vs_size", "plot_paper_side_by_side"]
 
 
 def _draw_mae_rho(ax: Axes, wide: pd.DataFrame, *, label: str, title: str, colors: dict[str, str]) -> None:
@@ -48,18 +49,18 @@ def _family_legend(ax: Axes, colors: dict[str, str]) -> None:
     ax.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), title="family")
 
 
-def mae_vs_rho(wide: pd.DataFrame, *, label: str = "judge", title: str = "MAE vs Spearman's ρ",
-               caption_text: str | None = None) -> Figure:
+def plot_mae_vs_rho(wide: pd.DataFrame, *, ax: Axes | None = None, label: str = "judge",
+                    title: str = "MAE vs Spearman's ρ", caption_text: str | None = None) -> Axes:
     """Figure-1 style scatter: one point per judge, MAE against rho (CIs as bars when the frame has them)."""
     colors = family_colors(list(wide["family"]))
     with use_style():
-        fig, ax = plt.subplots(figsize=(FIG_WIDTH, 4.2))
+        ax, own = panel(ax, (FIG_WIDTH, 4.2))
         _draw_mae_rho(ax, wide, label=label, title=title, colors=colors)
         _family_legend(ax, colors)
-        return finish(fig, caption_text)
+        return finish_axes(ax, own, caption_text)
 
 
-def paper_side_by_side(paper: pd.DataFrame, ours: pd.DataFrame, *, caption_text: str | None = None) -> Figure:
+def plot_paper_side_by_side(paper: pd.DataFrame, ours: pd.DataFrame, *, caption_text: str | None = None) -> Figure:
     """The paper's Table 1 and the SummEval redo drawn the same way, side by side (shared MAE axis)."""
     colors = family_colors([*paper["family"], *ours["family"]])
     paper = paper.rename(columns={"spearman_rho": "rho", "p_value": "rho_p", "model": "judge"})
@@ -73,8 +74,8 @@ def paper_side_by_side(paper: pd.DataFrame, ours: pd.DataFrame, *, caption_text:
         return finish(fig, caption_text)
 
 
-def metric_vs_size(wide: pd.DataFrame, *, label: str = "judge", title: str = "MAE and ρ vs judge size",
-                   caption_text: str | None = None) -> Figure:
+def plot_metric_vs_size(wide: pd.DataFrame, *, label: str = "judge", title: str = "MAE and ρ vs judge size",
+                        caption_text: str | None = None) -> Figure:
     """Figures-2/3 style: MAE and rho against parameters (log scale), one line per family.
 
     Judges with an unknown size (NaN ``size_b``) cannot be placed; they are named in a note on the figure.

@@ -17,6 +17,11 @@ import pandas as pd
 
 from judgelab import stats
 from judgelab.datasets import DatasetResult, llmbar, llmbar_combinations
+from judgelab.judgments import scored
+from judgelab.rubrics.parsing import word_count
+
+__all__ = ["LLMBAR_JUDGES", "LLMBAR_SPLITS", "LLMBAR_STRATEGIES", "accuracy_table", "length_table", "load_runs",
+           "sources"]
 
 LLMBAR_SPLITS: tuple[str, ...] = (
     "LLMBar/Natural",
@@ -50,7 +55,7 @@ def _short(split: str) -> str:
     return split.rsplit("/", 1)[-1]
 
 
-def accuracy_table(runs: list[DatasetResult], *, policy: str = "tie", n_resamples: int = 1000,
+def accuracy_table(runs: list[DatasetResult], *, policy: str = "tie", n_resamples: int = stats.DEFAULT_RESAMPLES,
                    seed: int = 0) -> pd.DataFrame:
     """pairwise_accuracy per run, with split (short name), judge and strategy columns."""
     frames = []
@@ -60,10 +65,6 @@ def accuracy_table(runs: list[DatasetResult], *, policy: str = "tie", n_resample
     out = pd.concat(frames, ignore_index=True)
     lead = ["split", "judge", "strategy", "metric", "estimate", "ci_low", "ci_high", "p_value", "n"]
     return out[lead + [c for c in out.columns if c not in lead]]
-
-
-def _words(text: object) -> int:
-    return len(str(text).split())
 
 
 def length_table(runs: list[DatasetResult]) -> pd.DataFrame:
@@ -78,8 +79,9 @@ def length_table(runs: list[DatasetResult]) -> pd.DataFrame:
     for (judge, strategy), group in by_key.items():
         verdicts = []
         for run in group:
-            lengths = run.items.set_index("item_id")[["output_1", "output_2"]].map(_words)
-            rows = run.table[(run.table["judge"] == judge) & (run.table["status"] == "ok")]
+            lengths = run.items.set_index("item_id")[["output_1", "output_2"]].map(lambda t: word_count(str(t)))
+            rows = scored(run.table)
+            rows = rows[rows["judge"] == judge]
             verdicts.append(rows[["item_id", "winner"]].join(lengths, on="item_id"))
             if judge == LLMBAR_JUDGES[0] and strategy == group[0].notes["strategy"]:
                 gold = run.table[run.table["judge"] == "gold"][["item_id", "winner"]].join(lengths, on="item_id")

@@ -14,7 +14,10 @@ import pandas as pd
 
 from judgelab import stats
 from judgelab.datasets import DatasetResult, openqa
-from judgelab.judgments import make_table
+from judgelab.judgments import is_scored, make_table
+
+__all__ = ["ANNOTATORS", "HUMAN", "OPENQA_JUDGES", "agreement_table", "combined_table", "disagreements",
+           "error_counts", "load_judges", "sources"]
 
 OPENQA_JUDGES: tuple[str, ...] = ("gpt-4", "text-davinci-003", "BEM")
 HUMAN = "human"
@@ -44,24 +47,28 @@ def combined_table(results: dict[str, DatasetResult]) -> pd.DataFrame:
     return table.merge(items[["item_id", "question_id"]], on="item_id", how="left")
 
 
-def agreement_table(results: dict[str, DatasetResult], *, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """Percent agreement and Cohen's kappa of each judge with the human verdict, and annotator 1 vs 2."""
+def agreement_table(results: dict[str, DatasetResult], *, n_resamples: int = stats.DEFAULT_RESAMPLES,
+                    seed: int = 0) -> pd.DataFrame:
+    """Percent agreement and Cohen's kappa of each judge with the human verdict, and annotator 1 vs 2.
+
+    Columns ``rater`` and ``gold`` name the two sides of each ``pair`` (``gold``: the reference side).
+    """
     table = combined_table(results)
     pairs = [(j, HUMAN, f"{j} vs human") for j in results] + [(*ANNOTATORS, "annotator 1 vs annotator 2")]
     frames = []
     for a, b, label in pairs:
         kw = dict(data=table, value="verdict", cluster="question_id", n_resamples=n_resamples, seed=seed)
         for func in (stats.percent_agreement, stats.cohen_kappa):
-            frames.append(func(a, b, **kw).assign(pair=label, rater=a, reference=b))
+            frames.append(func(a, b, **kw).assign(pair=label, rater=a, gold=b))
     out = pd.concat(frames, ignore_index=True)
-    lead = ["pair", "rater", "reference", "metric", "estimate", "ci_low", "ci_high", "p_value", "n"]
+    lead = ["pair", "rater", "gold", "metric", "estimate", "ci_low", "ci_high", "p_value", "n"]
     return out[lead + [c for c in out.columns if c not in lead]]
 
 
 def error_counts(results: dict[str, DatasetResult]) -> pd.DataFrame:
     """Per judge: how many pairs it agrees on, accepts wrongly, rejects wrongly, or left unscored."""
     table = combined_table(results)
-    human = table[(table["judge"] == HUMAN) & (table["status"] == "ok")].set_index("item_id")["verdict"]
+    human = table[(table["judge"] == HUMAN) & is_scored(table)].set_index("item_id")["verdict"]
     rows = []
     for judge in results:
         judged = table[table["judge"] == judge].set_index("item_id")
@@ -70,7 +77,7 @@ def error_counts(results: dict[str, DatasetResult]) -> pd.DataFrame:
         ref = human.reindex(judged.index).astype(object)
         outcome[(verdict == "yes") & (ref == "no")] = "false accept (judge yes, human no)"
         outcome[(verdict == "no") & (ref == "yes")] = "false reject (judge no, human yes)"
-        outcome[judged["status"] != "ok"] = "unscored"
+        outcome[~is_scored(judged)] = "unscored"
         counts = outcome.value_counts()
         for name, count in counts.items():
             rows.append({"judge": judge, "outcome": name, "count": int(count), "share": count / len(outcome),
@@ -83,7 +90,7 @@ def disagreements(results: dict[str, DatasetResult], judge: str, limit: int = 5)
     table = combined_table(results)
     items = results[judge].items.set_index("item_id")
     human = table[table["judge"] == HUMAN].set_index("item_id")["verdict"]
-    judged = table[(table["judge"] == judge) & (table["status"] == "ok")].set_index("item_id")
+    judged = table[(table["judge"] == judge) & is_scored(table)].set_index("item_id")
     differ = judged[judged["verdict"].astype(object) != human.reindex(judged.index).astype(object)]
     out = items.loc[differ.index, ["question", "answer", "gold_answers"]].assign(
         human=human.reindex(differ.index), judge=differ["verdict"], judge_output=differ["raw_output"])

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
+__all__ = ["PAPER_CITATION", "PAPER_N", "TABLE1_CSV", "paper_table1"]
+
 TABLE1_CSV = Path(__file__).with_name("paper_table1.csv")
 PAPER_CITATION = ("Donati, Savino & Torroni, \"Do Large Language Models understand how to be judges?\", "
                   "Table 1 (250 evaluations: 50 summaries x 5 criteria, one expert annotator)")

@@ -17,15 +17,19 @@ from pathlib import Path
 from typing import Any
 
 # No matplotlib.use() here: importing this module in Jupyter must not switch the notebook's backend.
-# Every figure is closed by judgelab.viz.plots and only ever saved, so no window opens on any backend.
+# Every figure is only ever saved and then closed, so no window opens on any backend.
 import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
+from judgelab.errors import ConfigError
+from judgelab.stats import DEFAULT_RESAMPLES
 from judgelab.studies import figures, llmbar_study, openqa_study, summeval_study
 from judgelab.studies.paper import PAPER_CITATION, paper_table1
 from judgelab.viz import plots
 from judgelab.viz.style import DPI
+
+__all__ = ["COMMAND", "GROUPS", "Artifact", "Settings", "reproduce"]
 
 COMMAND = "judgelab reproduce"
 
@@ -66,15 +70,15 @@ def summeval_artifacts(settings: Settings) -> list[Artifact]:
                   "location": PAPER_CITATION}]
     nb = "01_editorial_summary"
     kw = dict(n_resamples=settings.n_resamples, seed=settings.seed)
-    pooled = summeval_study.meta_evaluation(study, **kw)
-    per_criterion = summeval_study.meta_evaluation(study, by_criterion=True, **kw)
+    pooled = summeval_study.meta_evaluation_table(study, **kw)
+    per_criterion = summeval_study.meta_evaluation_table(study, by_criterion=True, **kw)
     meta = pd.concat([pooled, per_criterion], ignore_index=True)
     wide = summeval_study.meta_wide(pooled)
     paper = paper_table1()
-    dist = summeval_study.score_distributions(study)
-    bias = summeval_study.positive_bias(study, **kw)
-    agreement = summeval_study.model_agreement(study, n_resamples=max(settings.n_resamples // 2, 200),
-                                               seed=settings.seed)
+    dist = summeval_study.score_distribution_table(study)
+    bias = summeval_study.positive_bias_table(study, **kw)
+    agreement = summeval_study.model_agreement_table(study, n_resamples=max(settings.n_resamples // 2, 200),
+                                                     seed=settings.seed)
     base = f"SummEval (1,200 summaries x 4 criteria; human = mean of 3 experts); data {_src_text(src)}."
     ci = _ci(settings) + ", documents resampled"
     quick = dist[(dist["judge"] == "gpt-3.5-turbo") & (dist["criterion"] == "coherence")]
@@ -83,49 +87,51 @@ def summeval_artifacts(settings: Settings) -> list[Artifact]:
     return [
         Artifact("summeval_meta", nb, "Per-judge MAE and Spearman rho (pooled and per criterion).", src, table=meta),
         Artifact("summeval_meta_forest", nb, f"Table-1 style: MAE and rho vs the expert mean, pooled over criteria. "
-                 f"{base} {ci}.", src, figure=plots.meta_forest(pooled, caption_text=f"{base} {ci}."),
+                 f"{base} {ci}.", src, figure=plots.plot_meta_forest(pooled, caption_text=f"{base} {ci}."),
                  tables=["summeval_meta"]),
         Artifact("summeval_meta_by_criterion", nb, f"MAE and rho per criterion. {base} {ci}.", src,
-                 figure=plots.meta_forest(per_criterion, title="Judges vs human experts, per criterion",
-                                          caption_text=f"{base} {ci}."), tables=["summeval_meta"]),
+                 figure=plots.plot_meta_forest(per_criterion, title="Judges vs human experts, per criterion",
+                                               caption_text=f"{base} {ci}."), tables=["summeval_meta"]),
         Artifact("summeval_mae_vs_rho", nb, f"Figure-1 style. {base} {ci}.", src,
-                 figure=figures.mae_vs_rho(wide, title="SummEval: MAE vs Spearman's ρ",
-                                         caption_text=f"{base} {ci}."), tables=["summeval_meta"]),
+                 figure=figures.plot_mae_vs_rho(wide, title="SummEval: MAE vs Spearman's ρ",
+                                                caption_text=f"{base} {ci}.").figure, tables=["summeval_meta"]),
         Artifact("summeval_metric_vs_size", nb, f"Figures-2/3 style. {base} {ci}.", src,
-                 figure=figures.metric_vs_size(wide, title="SummEval: MAE and ρ vs judge size",
-                                             caption_text=f"{base} {ci}."), tables=["summeval_meta"]),
+                 figure=figures.plot_metric_vs_size(wide, title="SummEval: MAE and ρ vs judge size",
+                                                    caption_text=f"{base} {ci}."), tables=["summeval_meta"]),
         Artifact("paper_table1", nb, f"The seed paper's Table 1 as printed: {PAPER_CITATION}.", paper_src,
                  table=paper),
         Artifact("paper_vs_summeval", nb, f"Left: {PAPER_CITATION} (no CIs published; hollow = p >= 0.05). "
                  f"Right: the same plot for the SummEval redo. {base} {ci}.", paper_src + src,
-                 figure=figures.paper_side_by_side(paper, wide, caption_text=f"Left: seed paper Table 1 as printed. "
-                                                 f"Right: {base} {ci}."), tables=["paper_table1", "summeval_meta"]),
+                 figure=figures.plot_paper_side_by_side(paper, wide, caption_text=f"Left: seed paper Table 1 as "
+                                                        f"printed. Right: {base} {ci}."),
+                 tables=["paper_table1", "summeval_meta"]),
         Artifact("paper_metric_vs_size", nb, f"Figures 2-3 from the paper's Table 1: {PAPER_CITATION}.", paper_src,
-                 figure=figures.metric_vs_size(paper.rename(columns={"spearman_rho": "rho", "model": "judge"}),
-                                             title="Paper Table 1: MAE and ρ vs judge size",
-                                             caption_text="Seed paper Table 1 as printed (no CIs published)."),
+                 figure=figures.plot_metric_vs_size(paper.rename(columns={"spearman_rho": "rho", "model": "judge"}),
+                                                    title="Paper Table 1: MAE and ρ vs judge size",
+                                                    caption_text="Seed paper Table 1 as printed (no CIs published)."),
                  tables=["paper_table1"]),
         Artifact("summeval_score_distributions", nb, "Score shares per judge and criterion.", src, table=dist),
         Artifact("summeval_score_distributions_fig", nb, f"Figures-4/5/6 style. {base} Human bars pool the 3 "
                  "experts' individual ratings.", src,
-                 figure=plots.score_distributions(dist, caption_text=f"{base} Human bars pool the 3 experts' "
-                                                  "individual 1-5 ratings."), tables=["summeval_score_distributions"]),
+                 figure=plots.plot_score_distributions(dist, caption_text=f"{base} Human bars pool the 3 experts' "
+                                                       "individual 1-5 ratings."),
+                 tables=["summeval_score_distributions"]),
         Artifact("summeval_positive_bias", nb, "Positive-bias tests per judge and criterion.", src, table=bias),
         Artifact("summeval_positive_bias_fig", f"{nb}, 06_sycophancy_and_positive_bias", f"Mean judge - human per criterion. {base} {ci}; t-test, "
                  "Wilcoxon and sign tests in the CSV.", src,
-                 figure=plots.positive_bias_forest(bias, caption_text=f"{base} {ci}."),
+                 figure=plots.plot_positive_bias_forest(bias, caption_text=f"{base} {ci}.").figure,
                  tables=["summeval_positive_bias"]),
         Artifact("summeval_model_agreement", nb, "Spearman rho between every pair of judges.", src, table=agreement),
         Artifact("summeval_model_agreement_fig", nb, f"Model-to-model agreement. {base} Bands: the seed paper's "
                  "(Negligible < 0.3 <= Low < 0.5 <= Medium < 0.7 <= High).", src,
-                 figure=plots.agreement_heatmap(agreement, caption_text=f"{base} Labels: agreement bands "
-                                                "(Negligible < .3 <= Low < .5 <= Medium < .7 <= High)."),
+                 figure=plots.plot_agreement_heatmap(agreement, caption_text=f"{base} Labels: agreement bands "
+                                                     "(Negligible < .3 <= Low < .5 <= Medium < .7 <= High).").figure,
                  tables=["summeval_model_agreement"]),
         Artifact("quickstart_statistic", "00_quickstart", "gpt-3.5-turbo vs experts on coherence.", src,
                  table=quick_stat),
         Artifact("quickstart_coherence", "00_quickstart", f"gpt-3.5-turbo vs human experts, coherence. {base}",
-                 src, figure=plots.quickstart_scores(quick, title="SummEval coherence: gpt-3.5-turbo vs experts",
-                                                     caption_text=base), tables=["summeval_score_distributions"]),
+                 src, figure=plots.plot_score_shares(quick, title="SummEval coherence: gpt-3.5-turbo vs experts",
+                                                     caption_text=base).figure, tables=["summeval_score_distributions"]),
     ]
 
 
@@ -142,13 +148,13 @@ def llmbar_artifacts(settings: Settings) -> list[Artifact]:
     return [
         Artifact("llmbar_accuracy", nb, "pairwise_accuracy per split x judge x strategy.", src, table=accuracy),
         Artifact("llmbar_accuracy_fig", nb, f"{base} {acc_ci}.", src,
-                 figure=plots.pairwise_accuracy_grid(accuracy, caption_text=f"{base} {acc_ci}."),
+                 figure=plots.plot_pairwise_accuracy_grid(accuracy, caption_text=f"{base} {acc_ci}."),
                  tables=["llmbar_accuracy"]),
         Artifact("llmbar_length", nb, "Length GLM per judge x strategy and for the gold labels.", src, table=length),
         Artifact("llmbar_length_fig", nb, f"{base} Logistic GLM, Wald 95% CIs, cluster-robust by item.", src,
-                 figure=plots.length_effect(length, caption_text=f"{base} 5 LLMBar splits pooled; logistic GLM of "
-                                            "choosing output 1 on the word-count difference; Wald 95% CIs, "
-                                            "cluster-robust by item (judges)."), tables=["llmbar_length"]),
+                 figure=plots.plot_length_effect(length, caption_text=f"{base} 5 LLMBar splits pooled; logistic GLM "
+                                                 "of choosing output 1 on the word-count difference; Wald 95% CIs, "
+                                                 "cluster-robust by item (judges).").figure, tables=["llmbar_length"]),
     ]
 
 
@@ -164,11 +170,12 @@ def openqa_artifacts(settings: Settings) -> list[Artifact]:
     return [
         Artifact("openqa_agreement", nb, "Agreement and Cohen's kappa with the human verdict.", src, table=agreement),
         Artifact("openqa_agreement_fig", nb, f"{base} {ci}.", src,
-                 figure=plots.agreement_forest(agreement, caption_text=f"{base} {ci}."), tables=["openqa_agreement"]),
+                 figure=plots.plot_agreement_forest(agreement, caption_text=f"{base} {ci}."),
+                 tables=["openqa_agreement"]),
         Artifact("openqa_errors", nb, "Outcome counts per judge.", src, table=errors),
         Artifact("openqa_errors_fig", nb, f"{base} Unscored: the reply starts with neither Yes nor No.", src,
-                 figure=plots.error_breakdown(errors, caption_text=f"{base} Unscored = the reply starts with neither "
-                                              "Yes nor No."), tables=["openqa_errors"]),
+                 figure=plots.plot_error_breakdown(errors, caption_text=f"{base} Unscored = the reply starts with "
+                                                   "neither Yes nor No.").figure, tables=["openqa_errors"]),
     ]
 
 
@@ -201,7 +208,8 @@ def _write_figure(artifact: Artifact, out: Path, params: dict[str, Any]) -> list
 
 
 def reproduce(out: str | os.PathLike[str] = "figures", data_dir: str | os.PathLike[str] | None = None, *,
-              n_resamples: int = 1000, seed: int = 0, groups: tuple[str, ...] | None = None) -> list[Path]:
+              n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+              groups: tuple[str, ...] | None = None) -> list[Path]:
     """Regenerate every figure (PNG, PDF, sidecar JSON) and table (CSV) into ``out``; return the paths written.
 
     ``data_dir``: the folder with LLMBar/, LLM_summeval/, OpenQA-eval/ (default ``$JUDGELAB_DATA_DIR``,
@@ -211,9 +219,9 @@ def reproduce(out: str | os.PathLike[str] = "figures", data_dir: str | os.PathLi
 
     unknown = sorted(set(groups or ()) - set(GROUPS))
     if unknown:
-        raise ValueError(f"unknown reproduce group(s) {unknown}; available: {', '.join(GROUPS)}")
+        raise ConfigError(f"unknown reproduce group(s) {unknown}; available: {', '.join(GROUPS)}")
     if n_resamples < 100:
-        raise ValueError(f"n_resamples must be at least 100 for a usable interval, not {n_resamples}")
+        raise ConfigError(f"n_resamples must be at least 100 for a usable interval, not {n_resamples}")
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     settings = Settings(None if data_dir is None else str(data_dir), n_resamples, seed)

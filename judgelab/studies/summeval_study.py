@@ -19,7 +19,10 @@ import pandas as pd
 
 from judgelab import stats
 from judgelab.datasets import DatasetResult, summeval
-from judgelab.judgments import make_table
+from judgelab.judgments import make_table, scored
+
+__all__ = ["EXPERTS", "HUMAN", "SUMMEVAL_JUDGES", "JudgeInfo", "SummEvalStudy", "load_study", "meta_evaluation_table",
+           "meta_wide", "model_agreement_table", "positive_bias_table", "score_distribution_table", "sources"]
 
 
 @dataclass(frozen=True)
@@ -74,8 +77,8 @@ def sources(study: SummEvalStudy) -> list[dict[str, str]]:
     return [{"repo": src.repo, "commit": src.commit, "license": src.license, "location": src.location}]
 
 
-def meta_evaluation(study: SummEvalStudy, *, by_criterion: bool = False, n_resamples: int = 1000,
-                    seed: int = 0) -> pd.DataFrame:
+def meta_evaluation_table(study: SummEvalStudy, *, by_criterion: bool = False,
+                          n_resamples: int = stats.DEFAULT_RESAMPLES, seed: int = 0) -> pd.DataFrame:
     """Per judge (and criterion): MAE and Spearman rho vs the expert mean, CIs clustered by document.
 
     Long tidy frame: judge, family, size_b, criterion ("all" when pooled), metric (mae / spearman_rho),
@@ -111,13 +114,13 @@ def meta_wide(long: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns=["mae_p"]).rename(columns={"rho_n": "n"}).drop(columns=["mae_n"])
 
 
-def score_distributions(study: SummEvalStudy) -> pd.DataFrame:
+def score_distribution_table(study: SummEvalStudy) -> pd.DataFrame:
     """Shares of each 1-5 score per judge and criterion, beside the pooled individual expert ratings.
 
     Long frame: judge, criterion, rater ("judge"/"human experts"), score, count, share, n. Experts'
     individual ratings are used (they are integers, as the judges' are) rather than their mean.
     """
-    table = study.table[study.table["status"] == "ok"]
+    table = scored(study.table)
     experts = table[table["judge"].isin(EXPERTS)]
     parts = []
     for label in study.judges:
@@ -133,8 +136,9 @@ def score_distributions(study: SummEvalStudy) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def positive_bias(study: SummEvalStudy, *, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """Per judge and criterion: judge - expert mean (bootstrap CI by document, t-test), Wilcoxon, sign test."""
+def positive_bias_table(study: SummEvalStudy, *, n_resamples: int = stats.DEFAULT_RESAMPLES,
+                        seed: int = 0) -> pd.DataFrame:
+    """:func:`judgelab.stats.positive_bias` per judge and criterion against the expert mean, clustered by document."""
     frames = []
     for label in study.judges:
         frame = stats.positive_bias(label, HUMAN, data=study.table, criterion="criterion", cluster="document_id",
@@ -145,6 +149,7 @@ def positive_bias(study: SummEvalStudy, *, n_resamples: int = 1000, seed: int = 
     return out[lead + [c for c in out.columns if c not in lead]]
 
 
-def model_agreement(study: SummEvalStudy, *, n_resamples: int = 500, seed: int = 0) -> pd.DataFrame:
-    """Spearman rho between every pair of judges (and the expert mean) on shared summary x criterion rows."""
+def model_agreement_table(study: SummEvalStudy, *, n_resamples: int = stats.DEFAULT_RESAMPLES,
+                          seed: int = 0) -> pd.DataFrame:
+    """:func:`judgelab.stats.agreement_matrix` of every pair of judges (and the expert mean) on shared rows."""
     return stats.agreement_matrix(study.table, judges=[*study.judges, HUMAN], n_resamples=n_resamples, seed=seed)

@@ -1,9 +1,16 @@
-"""Seaborn figures for judge studies: one function per figure, each returning a matplotlib Figure.
+"""Seaborn figures for judge studies: one ``plot_<what>`` function per figure.
 
 Every function takes the tidy frames that :mod:`judgelab.stats` and :mod:`judgelab.studies`
 return (estimate, ci_low, ci_high, p_value, n ...), draws inside :func:`judgelab.viz.style.use_style`,
 and never computes a statistic itself: what a figure shows is what the table says.
-``caption=`` puts a caption (data source, interval, resamples) under the figure.
+``caption_text=`` puts a caption (data source, interval, resamples) under the figure.
+
+What they return:
+
+- a plot that draws ONE panel takes ``ax=`` (draw into an Axes of your own figure; default: a new
+  figure) and returns that **Axes** (``ax.figure`` is the figure), as seaborn's axes-level plots do;
+- a plot of SEVERAL panels (a grid, one panel per metric) makes its own figure and returns the
+  **Figure**.
 """
 
 from __future__ import annotations
@@ -24,8 +31,15 @@ from judgelab.viz.style import (
     ROLE_COLORS,
     caption,
     family_colors,
+    finish,
+    finish_axes,
+    panel,
     use_style,
 )
+
+__all__ = ["plot_agreement_forest", "plot_agreement_heatmap", "plot_error_breakdown", "plot_length_effect",
+           "plot_meta_forest", "plot_pairwise_accuracy_grid", "plot_positive_bias_forest", "plot_score_distributions",
+           "plot_score_shares"]
 
 _METRIC_LABELS = {
     "mae": "MAE (lower is better)",
@@ -37,16 +51,6 @@ _METRIC_LABELS = {
     "percent_agreement": "percent agreement",
     "length_coefficient": "length coefficient (log-odds per SD)",
 }
-
-
-def finish(fig: Figure, text: str | None) -> Figure:
-    fig.tight_layout()
-    if text:
-        caption(fig, text)
-    # Detach from pyplot: the caller owns the figure, and Jupyter shows the returned value once
-    # instead of also auto-showing every open pyplot figure at the end of the cell.
-    plt.close(fig)
-    return fig
 
 
 def _interval_rows(ax: Axes, frame: pd.DataFrame, y: str, hue: str | None, *, order: Sequence[str] | None = None,
@@ -74,7 +78,8 @@ def _interval_rows(ax: Axes, frame: pd.DataFrame, y: str, hue: str | None, *, or
     ax.grid(axis="y", visible=False)
 
 
-def meta_forest(meta: pd.DataFrame, *, title: str = "Judges vs human experts", caption_text: str | None = None) -> Figure:
+def plot_meta_forest(meta: pd.DataFrame, *, title: str = "Judges vs human experts",
+                     caption_text: str | None = None) -> Figure:
     """Table-1 style: each judge's MAE and Spearman rho with CIs (hue = criterion when there are several)."""
     criteria = list(dict.fromkeys(meta["criterion"])) if "criterion" in meta.columns else ["all"]
     hue = "criterion" if len(criteria) > 1 else None
@@ -93,13 +98,13 @@ def meta_forest(meta: pd.DataFrame, *, title: str = "Judges vs human experts", c
         return finish(fig, caption_text)
 
 
-def score_distributions(dist: pd.DataFrame, *, title: str = "Human vs judge score distributions",
-                        caption_text: str | None = None) -> Figure:
+def plot_score_distributions(dist: pd.DataFrame, *, title: str = "Human vs judge score distributions",
+                             caption_text: str | None = None) -> Figure:
     """Figures-4/5/6 style: share of each score, judge beside human, one panel per judge x criterion."""
     judges = list(dict.fromkeys(dist["judge"]))
     criteria = list(dict.fromkeys(dist["criterion"]))
     raters = list(dict.fromkeys(dist["rater"]))
-    palette = {r: ROLE_COLORS["human"] if r.startswith("human") else ROLE_COLORS["judge"] for r in raters}
+    palette = _rater_palette(raters)
     with use_style():
         grid = sns.catplot(data=dist, x="score", y="share", hue="rater", row="judge", col="criterion", kind="bar",
                            row_order=judges, col_order=criteria, hue_order=raters, palette=palette,
@@ -114,24 +119,25 @@ def score_distributions(dist: pd.DataFrame, *, title: str = "Human vs judge scor
         return fig
 
 
-def positive_bias_forest(bias: pd.DataFrame, *, title: str = "Judge − human, per criterion",
-                         caption_text: str | None = None) -> Figure:
-    """Mean judge − human difference per criterion with CIs, one colour per judge; * marks p < 0.05 (t-test)."""
+def plot_positive_bias_forest(bias: pd.DataFrame, *, ax: Axes | None = None,
+                              title: str = "Judge − human, per criterion", caption_text: str | None = None) -> Axes:
+    """Mean judge − human difference per criterion with CIs, one colour per judge."""
     frame = bias[bias["metric"] == "mean_difference"]
     criteria = list(dict.fromkeys(frame["criterion"]))
     judges = list(dict.fromkeys(frame["judge"]))
     with use_style():
-        fig, ax = plt.subplots(figsize=(FIG_WIDTH, 0.5 * len(criteria) * max(1, len(judges) / 2) + 1.5))
+        ax, own = panel(ax, (FIG_WIDTH, 0.5 * len(criteria) * max(1, len(judges) / 2) + 1.5))
         _interval_rows(ax, frame, "criterion", "judge", order=criteria, hue_order=judges)
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_xlabel("mean judge − human score (positive = judge rates higher)")
         ax.legend(title="judge", loc="center left", bbox_to_anchor=(1.0, 0.5))
         ax.set_title(title)
-        return finish(fig, caption_text)
+        return finish_axes(ax, own, caption_text)
 
 
-def agreement_heatmap(agreement: pd.DataFrame, *, title: str = "Model-to-model agreement (Spearman's ρ)",
-                      caption_text: str | None = None) -> Figure:
+def plot_agreement_heatmap(agreement: pd.DataFrame, *, ax: Axes | None = None,
+                           title: str = "Model-to-model agreement (Spearman's ρ)",
+                           caption_text: str | None = None) -> Axes:
     """Square heatmap of pairwise rho (from stats.agreement_matrix), each cell annotated with rho and its band."""
     names = list(dict.fromkeys([*agreement["judge_a"], *agreement["judge_b"]]))
     rho = pd.DataFrame(np.eye(len(names)), index=names, columns=names)
@@ -143,19 +149,20 @@ def agreement_heatmap(agreement: pd.DataFrame, *, title: str = "Model-to-model a
     for name in names:
         text.loc[name, name] = "—"
     with use_style():
-        fig, ax = plt.subplots(figsize=(FIG_WIDTH * 0.85, 0.9 * len(names) + 1.4))
+        ax, own = panel(ax, (FIG_WIDTH * 0.85, 0.9 * len(names) + 1.4))
         sns.heatmap(rho, annot=text.to_numpy(), fmt="", cmap=DIVERGING_CMAP, vmin=-1, vmax=1, center=0, ax=ax,
                     square=True, cbar_kws={"label": "Spearman's ρ"}, annot_kws={"fontsize": 8}, linewidths=0.5)
         ax.set_xlabel("")
         ax.set_ylabel("")
         ax.set_title(title)
         ax.tick_params(axis="x", rotation=30)
-        return finish(fig, caption_text)
+        return finish_axes(ax, own, caption_text)
 
 
-def pairwise_accuracy_grid(pa: pd.DataFrame, *, metrics: Sequence[str] = ("accuracy_mean", "position_consistency"),
-                           title: str = "LLMBar: accuracy and position consistency",
-                           caption_text: str | None = None) -> Figure:
+def plot_pairwise_accuracy_grid(pa: pd.DataFrame, *,
+                                metrics: Sequence[str] = ("accuracy_mean", "position_consistency"),
+                                title: str = "LLMBar: accuracy and position consistency",
+                                caption_text: str | None = None) -> Figure:
     """LLMBar-style grid: rows = judge, columns = metric, y = split, colour = prompting strategy, with CIs."""
     judges = list(dict.fromkeys(pa["judge"]))
     splits = list(dict.fromkeys(pa["split"]))
@@ -178,25 +185,25 @@ def pairwise_accuracy_grid(pa: pd.DataFrame, *, metrics: Sequence[str] = ("accur
         return finish(fig, caption_text)
 
 
-def length_effect(frame: pd.DataFrame, *, title: str = "LLMBar: does the verdict follow length?",
-                  caption_text: str | None = None) -> Figure:
+def plot_length_effect(frame: pd.DataFrame, *, ax: Axes | None = None,
+                       title: str = "LLMBar: does the verdict follow length?", caption_text: str | None = None) -> Axes:
     """Length coefficient (log-odds of choosing output 1 per SD of its extra length) per judge x strategy, gold beside."""
     rows = frame[frame["metric"] == "length_coefficient"].copy()
     rows["who"] = rows["judge"].astype(str) + " · " + rows["strategy"].astype(str)
     order = list(dict.fromkeys(rows["who"]))
     colors = family_colors(list(dict.fromkeys(rows["judge"])))
     with use_style():
-        fig, ax = plt.subplots(figsize=(FIG_WIDTH, 0.35 * len(order) + 1.5))
+        ax, own = panel(ax, (FIG_WIDTH, 0.35 * len(order) + 1.5))
         _interval_rows(ax, rows, "who", "judge", order=order, colors=colors)
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_xlabel(_METRIC_LABELS["length_coefficient"] + "; > 0 = prefers the longer output")
         ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
         ax.set_title(title)
-        return finish(fig, caption_text)
+        return finish_axes(ax, own, caption_text)
 
 
-def agreement_forest(frame: pd.DataFrame, *, title: str = "Agreement with the human verdict",
-                     caption_text: str | None = None) -> Figure:
+def plot_agreement_forest(frame: pd.DataFrame, *, title: str = "Agreement with the human verdict",
+                          caption_text: str | None = None) -> Figure:
     """Percent agreement and Cohen's kappa per rater pair with CIs (one panel per metric)."""
     metrics = [m for m in ("percent_agreement", "cohen_kappa") if m in set(frame["metric"])]
     pairs = list(dict.fromkeys(frame["pair"]))
@@ -210,15 +217,15 @@ def agreement_forest(frame: pd.DataFrame, *, title: str = "Agreement with the hu
         return finish(fig, caption_text)
 
 
-def error_breakdown(counts: pd.DataFrame, *, title: str = "Where the judges err",
-                    caption_text: str | None = None) -> Figure:
+def plot_error_breakdown(counts: pd.DataFrame, *, ax: Axes | None = None, title: str = "Where the judges err",
+                         caption_text: str | None = None) -> Axes:
     """Stacked shares per judge: agrees, says yes where humans say no, says no where humans say yes, unscored."""
     order = ["agree", "false accept (judge yes, human no)", "false reject (judge no, human yes)", "unscored"]
     wide = counts.pivot_table(index="judge", columns="outcome", values="share", sort=False).reindex(
         columns=[o for o in order if o in set(counts["outcome"])]).fillna(0.0)
     colors = {"agree": "#BBBBBB", order[1]: "#D55E00", order[2]: "#0072B2", "unscored": "#000000"}
     with use_style():
-        fig, ax = plt.subplots(figsize=(FIG_WIDTH, 0.5 * len(wide) + 1.6))
+        ax, own = panel(ax, (FIG_WIDTH, 0.5 * len(wide) + 1.6))
         left = np.zeros(len(wide))
         for col in wide.columns:
             ax.barh(wide.index, wide[col], left=left, color=colors[col], label=col)
@@ -228,15 +235,20 @@ def error_breakdown(counts: pd.DataFrame, *, title: str = "Where the judges err"
         ax.set_xlabel("share of question/answer pairs")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2)
         ax.set_title(title)
-        return finish(fig, caption_text)
+        return finish_axes(ax, own, caption_text)
 
 
-def quickstart_scores(dist: pd.DataFrame, *, title: str, caption_text: str | None = None) -> Figure:
-    """One judge, one criterion: share of each score for the judge and the human experts."""
-    palette = {r: ROLE_COLORS["human"] if r.startswith("human") else ROLE_COLORS["judge"] for r in dist["rater"]}
+def plot_score_shares(dist: pd.DataFrame, *, ax: Axes | None = None, title: str = "Score shares",
+                      caption_text: str | None = None) -> Axes:
+    """One judge, one criterion: share of each score for the judge beside the human raters (one panel)."""
     with use_style():
-        fig, ax = plt.subplots(figsize=(FIG_WIDTH * 0.75, 3.2))
-        sns.barplot(data=dist, x="score", y="share", hue="rater", palette=palette, ax=ax)
+        ax, own = panel(ax, (FIG_WIDTH * 0.75, 3.2))
+        sns.barplot(data=dist, x="score", y="share", hue="rater", palette=_rater_palette(dist["rater"]), ax=ax)
         ax.set_ylabel("share of ratings")
         ax.set_title(title)
-        return finish(fig, caption_text)
+        return finish_axes(ax, own, caption_text)
+
+
+def _rater_palette(raters: Sequence[str]) -> dict[str, str]:
+    """Human raters in the human colour, everyone else in the judge colour."""
+    return {r: ROLE_COLORS["human"] if r.startswith("human") else ROLE_COLORS["judge"] for r in raters}

@@ -13,7 +13,13 @@ from contextlib import contextmanager
 from typing import Any
 
 import matplotlib
+import matplotlib.pyplot as plt
 import seaborn as sns
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+__all__ = ["CI_COLOR", "DIVERGING_CMAP", "DPI", "FAMILY_COLORS", "FIG_WIDTH", "FONT_SIZE", "PALETTE", "ROLE_COLORS",
+           "TITLE_SIZE", "caption", "family_colors", "finish", "finish_axes", "panel", "use_style"]
 
 # Colour-blind-safe qualitative palette (Okabe & Ito); order = the order series are first seen.
 PALETTE: tuple[str, ...] = (
@@ -31,7 +37,6 @@ ROLE_COLORS: dict[str, str] = {"human": "#7F7F7F", "gold": "#7F7F7F", "judge": P
 # Model families keep one colour in every figure (the paper's families and the released SummEval judges).
 FAMILY_COLORS: dict[str, str] = {"GPT": "#0072B2", "deepseek": "#D55E00", "Gemma 3": "#009E73", "Llama 3": "#CC79A7",
                                  "Phi 4": "#E69F00", "Qwen 3": "#56B4E9", "Llama 2": "#000000"}
-SEQUENTIAL_CMAP = "mako_r"  # heatmaps of agreement (0 .. 1)
 DIVERGING_CMAP = "vlag"  # signed quantities centred on 0
 
 FONT_SIZE = 10
@@ -107,3 +112,36 @@ def caption(fig: Any, text: str) -> None:
     wrapped = "\n".join(textwrap.wrap(text, chars_per_line))
     fig.text(0.01, 0.0, wrapped, ha="left", va="top", fontsize=FONT_SIZE - 2, color="#333333",
              transform=fig.transFigure)
+
+
+def finish(fig: Figure, text: str | None) -> Figure:
+    """Lay out a figure a plot function made, caption it, and hand it to the caller.
+
+    The figure is detached from pyplot: the caller owns it, and Jupyter shows the returned value
+    once instead of also auto-showing every open pyplot figure at the end of the cell.
+    """
+    fig.tight_layout()
+    if text:
+        caption(fig, text)
+    plt.close(fig)
+    return fig
+
+
+def panel(ax: Axes | None, size: tuple[float, float]) -> tuple[Axes, bool]:
+    """The Axes a one-panel plot draws on: ``ax``, or a new figure's of ``size`` (then ``True``: ours to lay out)."""
+    if ax is not None:
+        return ax, False
+    _, new = plt.subplots(figsize=size)
+    return new, True
+
+
+def finish_axes(ax: Axes, own: bool, text: str | None) -> Axes:
+    """Lay out (when the plot made the figure) and caption a one-panel plot; return its Axes.
+
+    The figure stays with pyplot, so Jupyter shows it once, as it shows a seaborn Axes plot.
+    """
+    if own:
+        ax.figure.tight_layout()
+    if text:
+        caption(ax.figure, text)
+    return ax

@@ -2,8 +2,9 @@
 
 - :class:`RubricExplorer`: pick a rubric and an item, see the rendered prompt, run the judge, see the
   parsed rows, the verdict and the raw output.
-- :class:`DisagreementBrowser`: over a judgments table, filter to position flips, judge-vs-human
-  (or gold) disagreements, or unscored rows; see the candidates side by side with raw outputs and scores.
+- :class:`DisagreementBrowser`: over a judgments table, filter to position flips, disagreements of the
+  judge with the gold rater (human or gold labels), or unscored rows; see the candidates side by side
+  with raw outputs and scores.
 
 Both keep their state in ordinary widget values (``.rubric.value``, ``.kind.value`` ...) and render
 into HTML widgets, so tests drive them headless by setting values and reading ``.value`` back.
@@ -19,6 +20,9 @@ import ipywidgets as w
 import pandas as pd
 
 from judgelab.judgments import detail as row_detail
+from judgelab.judgments import is_scored, scored
+
+__all__ = ["FILTERS", "DisagreementBrowser", "RubricExplorer", "find_disagreements"]
 
 _PAIR_FIELDS: tuple[tuple[str, str], ...] = (("output_1", "output_2"), ("response_a", "response_b"),
                                              ("candidate_a", "candidate_b"))
@@ -128,7 +132,7 @@ class RubricExplorer:
                              max_tokens=int(self.max_tokens.value), swap=bool(self.swap.value and not self.swap.disabled),
                              **options)
         self.table = table
-        ok = int((table["status"] == "ok").sum())
+        ok = int(is_scored(table).sum())
         note = " — embedded plumbing judge, NOT a meaningful verdict" if self.model.value.startswith("local/") else ""
         self.status.value = f"{len(table)} row(s), {ok} scored{html.escape(note)}"
         self.parsed.value = _table_html(table[[c for c in _ROW_COLUMNS if c in table.columns]])
@@ -146,78 +150,80 @@ class RubricExplorer:
         display(self.widget)
 
 
-KINDS: tuple[str, ...] = ("position flips", "judge vs reference", "unscored")
+FILTERS: tuple[str, ...] = ("position flips", "judge vs gold", "unscored")
 
 
-def find_disagreements(table: pd.DataFrame, kind: str, judge: str, *, reference: str = "human",
+def find_disagreements(table: pd.DataFrame, kind: str, judge: str, *, gold: str = "human",
                        threshold: float = 1.0) -> pd.DataFrame:
-    """The item_ids (one row each) that match a browser filter, with what makes them match.
+    """The item_ids (one row each) that match a browser filter (one of :data:`FILTERS`), with what makes them match.
 
     ``position flips``: the judge's scored verdicts differ between conditions "original" and "swapped".
-    ``judge vs reference``: a score differs from the ``reference`` judge's score by at least ``threshold``
-    (per criterion); for unscored-by-number rows, the pairwise winner (vs e.g. "gold") or the
-    categorical verdict (e.g. OpenQA's yes/no vs "human") differs.
+    ``judge vs gold``: a score differs from the ``gold`` judge's score (human or gold labels) by at least
+    ``threshold`` (per criterion); for unscored-by-number rows, the pairwise winner (vs e.g. "gold") or
+    the categorical verdict (e.g. OpenQA's yes/no vs "human") differs.
     ``unscored``: the judge's rows with a status other than "ok", with their reason.
     """
-    if kind not in KINDS:
-        raise ValueError(f"unknown filter {kind!r}; use one of {KINDS}")
+    if kind not in FILTERS:
+        raise ValueError(f"unknown filter {kind!r}; use one of {FILTERS}")
     rows = table[table["judge"] == judge]
     if rows.empty:
         raise ValueError(f"judge {judge!r} has no rows in the table")
     if kind == "unscored":
-        bad = rows[rows["status"] != "ok"]
+        bad = rows[~is_scored(rows)]
         return bad[["item_id", "criterion", "condition", "status", "unscored_reason"]].reset_index(drop=True)
-    scored = rows[rows["status"] == "ok"]
+    judged = scored(rows)
     if kind == "position flips":
-        wide = scored.pivot_table(index=["item_id", "criterion"], columns="condition", values="winner",
+        wide = judged.pivot_table(index=["item_id", "criterion"], columns="condition", values="winner",
                                   aggfunc="first")
         if not {"original", "swapped"} <= set(wide.columns):
             return pd.DataFrame(columns=["item_id", "criterion", "original", "swapped"])
         both = wide.dropna(subset=["original", "swapped"])
         flips = both[both["original"] != both["swapped"]][["original", "swapped"]]
         return flips.reset_index()
-    ref = table[(table["judge"] == reference) & (table["status"] == "ok")]
+    ref = scored(table[table["judge"] == gold])
     if ref.empty:
-        raise ValueError(f"no scored rows of reference judge {reference!r} in the table")
-    judged = scored[scored["condition"] == "original"] if (scored["condition"] == "original").any() else scored
+        raise ValueError(f"no scored rows of gold judge {gold!r} in the table")
+    if (judged["condition"] == "original").any():
+        judged = judged[judged["condition"] == "original"]
     if judged["score"].isna().all():  # pairwise winners (vs gold) or categorical verdicts (yes/no)
         column = "winner" if judged["winner"].notna().any() else "verdict"
         merged = judged[["item_id", "criterion", column]].merge(
-            ref[["item_id", column]].drop_duplicates("item_id").rename(columns={column: reference}), on="item_id")
-        return merged[merged[column].astype(object) != merged[reference].astype(object)].reset_index(drop=True)
+            ref[["item_id", column]].drop_duplicates("item_id").rename(columns={column: gold}), on="item_id")
+        return merged[merged[column].astype(object) != merged[gold].astype(object)].reset_index(drop=True)
     merged = judged[["item_id", "criterion", "score"]].merge(
-        ref[["item_id", "criterion", "score"]].rename(columns={"score": reference}), on=["item_id", "criterion"])
-    merged["difference"] = merged["score"].astype(float) - merged[reference].astype(float)
+        ref[["item_id", "criterion", "score"]].rename(columns={"score": gold}), on=["item_id", "criterion"])
+    merged["difference"] = merged["score"].astype(float) - merged[gold].astype(float)
     return merged[merged["difference"].abs() >= threshold].reset_index(drop=True)
 
 
 class DisagreementBrowser:
-    """Browse the rows of a judgments table where a judge flips, disagrees with a reference, or is unscored.
+    """Browse the rows of a judgments table where a judge flips, disagrees with the gold rater, or is unscored.
 
     ``items``: the item texts (e.g. ``dataset.items``) joined on ``item_id`` to show candidates side by
-    side. ``reference``: the judge compared against ("human" for scores, "gold" for pairwise labels).
+    side. ``gold``: the judge compared against (human or gold labels; default "gold" when the table has
+    gold rows, else "human").
     """
 
-    def __init__(self, table: pd.DataFrame, items: pd.DataFrame | None = None, *, reference: str | None = None,
+    def __init__(self, table: pd.DataFrame, items: pd.DataFrame | None = None, *, gold: str | None = None,
                  threshold: float = 1.0) -> None:
         self.table = table
         self.items = None if items is None else items.assign(item_id=items["item_id"].astype(str)).set_index("item_id")
         judges = sorted(j for j in table["judge"].dropna().unique() if not str(j).startswith(("human", "gold")))
         if not judges:
             raise ValueError("the table has no judge rows besides human/gold references")
-        default_ref = reference or ("gold" if (table["judge"] == "gold").any() else "human")
-        self.kind = w.Dropdown(options=list(KINDS), value="judge vs reference", description="show")
+        default_gold = gold or ("gold" if (table["judge"] == "gold").any() else "human")
+        self.kind = w.Dropdown(options=list(FILTERS), value="judge vs gold", description="show")
         self.judge = w.Dropdown(options=judges, description="judge")
-        self.reference = w.Text(value=default_ref, description="reference")
+        self.gold = w.Text(value=default_gold, description="gold")
         self.threshold = w.FloatSlider(value=threshold, min=0.0, max=4.0, step=0.5, description="|Δ| ≥")
         self.matches = w.Select(options=[], rows=8, description="items")
         self.count = w.HTML()
         self.view = w.HTML()
         self.found = pd.DataFrame()
-        for control in (self.kind, self.judge, self.reference, self.threshold):
+        for control in (self.kind, self.judge, self.gold, self.threshold):
             control.observe(lambda _: self.refresh(), names="value")
         self.matches.observe(lambda _: self.show(), names="value")
-        self.widget = w.VBox([w.HBox([self.kind, self.judge]), w.HBox([self.reference, self.threshold]),
+        self.widget = w.VBox([w.HBox([self.kind, self.judge]), w.HBox([self.gold, self.threshold]),
                               self.count, self.matches, self.view])
         self.refresh()
 
@@ -225,7 +231,7 @@ class DisagreementBrowser:
         """Recompute the matching items for the current filter and show the first."""
         try:
             self.found = find_disagreements(self.table, self.kind.value, self.judge.value,
-                                            reference=self.reference.value, threshold=float(self.threshold.value))
+                                            gold=self.gold.value, threshold=float(self.threshold.value))
         except ValueError as exc:
             self.found = pd.DataFrame()
             self.count.value = f"<b>{html.escape(str(exc))}</b>"
@@ -239,13 +245,13 @@ class DisagreementBrowser:
             self.view.value = "<i>nothing matches this filter</i>"
 
     def show(self) -> None:
-        """Render the selected item: its texts side by side, then every row of the judge and the reference."""
+        """Render the selected item: its texts side by side, then every row of the judge and the gold rater."""
         item_id = self.matches.value
         if item_id is None:
             return
         parts = [f"<h4>{html.escape(str(item_id))}</h4>", self._texts(str(item_id))]
         rows = self.table[(self.table["item_id"].astype(str) == item_id) &
-                          self.table["judge"].isin([self.judge.value, self.reference.value])]
+                          self.table["judge"].isin([self.judge.value, self.gold.value])]
         parts.append(_table_html(rows[["judge", *[c for c in _ROW_COLUMNS if c in rows.columns]]]))
         for _, r in rows[rows["judge"] == self.judge.value].iterrows():
             label = f"{r['condition']} · {r['criterion']}" + (f" · {r['side']}" if pd.notna(r["side"]) else "")

@@ -25,7 +25,7 @@ def _meta() -> pd.DataFrame:
 
 
 def test_meta_forest_draws_each_estimate_at_its_value() -> None:
-    fig = plots.meta_forest(_meta(), caption_text="a caption")
+    fig = plots.plot_meta_forest(_meta(), caption_text="a caption")
     assert isinstance(fig, Figure) and len(fig.axes) == 2
     mae_ax = fig.axes[0]
     xs = sorted(float(x) for line in mae_ax.lines for x in np.atleast_1d(line.get_xdata()))
@@ -37,8 +37,8 @@ def test_meta_forest_draws_each_estimate_at_its_value() -> None:
 def test_agreement_heatmap_is_symmetric_with_band_labels() -> None:
     agreement = pd.DataFrame({"judge_a": ["a", "a", "b"], "judge_b": ["b", "c", "c"], "estimate": [0.8, 0.2, 0.55],
                               "label": ["High", "Negligible", "Medium"]})
-    fig = plots.agreement_heatmap(agreement)
-    texts = [t.get_text() for t in fig.axes[0].texts]
+    ax = plots.plot_agreement_heatmap(agreement)
+    texts = [t.get_text() for t in ax.texts]
     assert texts.count("0.80\nHigh") == 2 and texts.count("—") == 3
 
 
@@ -46,9 +46,22 @@ def test_error_breakdown_stacks_to_one() -> None:
     counts = pd.DataFrame({"judge": ["j", "j", "j"], "outcome": ["agree", "unscored",
                                                                    "false accept (judge yes, human no)"],
                            "share": [0.7, 0.1, 0.2], "count": [7, 1, 2], "n": [10, 10, 10]})
-    fig = plots.error_breakdown(counts)
-    widths = [p.get_width() for p in fig.axes[0].patches]
+    ax = plots.plot_error_breakdown(counts)
+    widths = [p.get_width() for p in ax.patches]
     assert np.isclose(sum(widths), 1.0)
+
+
+def test_one_panel_plots_draw_into_a_given_axes_and_return_it() -> None:
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2)
+    counts = pd.DataFrame({"judge": ["j", "j"], "outcome": ["agree", "unscored"], "share": [0.9, 0.1],
+                           "count": [9, 1], "n": [10, 10]})
+    assert plots.plot_error_breakdown(counts, ax=right) is right
+    dist = pd.DataFrame({"rater": ["judge", "human experts"] * 2, "score": [1, 1, 2, 2], "share": [0.5, 0.4, 0.5, 0.6]})
+    assert plots.plot_score_shares(dist, ax=left, title="t") is left
+    assert left.figure is fig and len(fig.axes) == 2
+    plt.close(fig)
 
 
 def test_style_is_scoped_and_roles_keep_their_colours() -> None:

@@ -33,11 +33,11 @@ ITEMS = pd.DataFrame({"item_id": ["i1", "i2", "i3"], "input": ["q1", "q2", "q3"]
                       "output_1": ["first answer", "x", "y"], "output_2": ["second answer", "z", "w"]})
 
 
-def test_find_disagreements_flips_reference_and_unscored() -> None:
+def test_find_disagreements_flips_gold_and_unscored() -> None:
     table = _pairwise_table()
     flips = find_disagreements(table, "position flips", "m")
     assert flips[["item_id", "original", "swapped"]].values.tolist() == [["i1", "A", "B"]]
-    wrong = find_disagreements(table, "judge vs reference", "m", reference="gold")
+    wrong = find_disagreements(table, "judge vs gold", "m", gold="gold")
     assert wrong["item_id"].tolist() == ["i2"]
     unscored = find_disagreements(table, "unscored", "m")
     assert unscored[["item_id", "unscored_reason"]].values.tolist() == [["i3", "no verdict found"]]
@@ -55,14 +55,14 @@ def test_find_disagreements_on_scores_uses_the_threshold() -> None:
         {**base, "item_id": "b", "criterion": "fluency", "judge": "human", "score": 3.0},
         {**base, "item_id": "b", "criterion": "fluency", "judge": "j", "score": 4.0},
     ])
-    assert find_disagreements(table, "judge vs reference", "j", threshold=1.0)["item_id"].tolist() == ["a", "b"]
-    hit = find_disagreements(table, "judge vs reference", "j", threshold=2.0)
+    assert find_disagreements(table, "judge vs gold", "j", threshold=1.0)["item_id"].tolist() == ["a", "b"]
+    hit = find_disagreements(table, "judge vs gold", "j", threshold=2.0)
     assert hit[["item_id", "difference"]].values.tolist() == [["a", -3.0]]
 
 
 def test_disagreement_browser_follows_its_controls() -> None:
     browser = DisagreementBrowser(_pairwise_table(), ITEMS)
-    assert browser.judge.options == ("m",) and browser.reference.value == "gold"
+    assert browser.judge.options == ("m",) and browser.gold.value == "gold"
     assert browser.matches.options == ("i2",) and "<b>1</b> item(s)" in browser.count.value
     browser.kind.value = "position flips"
     assert browser.matches.value == "i1"
@@ -72,8 +72,8 @@ def test_disagreement_browser_follows_its_controls() -> None:
     browser.kind.value = "unscored"
     assert browser.matches.value == "i3" and "no verdict found" in browser.view.value
     assert "I cannot decide &lt;b&gt;" in browser.view.value
-    browser.reference.value = "nobody"
-    browser.kind.value = "judge vs reference"
+    browser.gold.value = "nobody"
+    browser.kind.value = "judge vs gold"
     assert browser.matches.options == () and "nobody" in browser.count.value
 
 
