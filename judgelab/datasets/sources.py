@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from judgelab.errors import JudgelabError
+
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
 MANIFEST_DIR = Path(__file__).with_name("manifests")
 _CHUNK = 1 << 20
@@ -29,11 +31,11 @@ _CHUNK = 1 << 20
 NOT_UPSTREAM = frozenset({"LICENSE-NOTE.txt"})
 
 
-class DataNotFoundError(FileNotFoundError):
+class DataNotFoundError(JudgelabError, FileNotFoundError):
     """A data folder or file that is neither local nor downloadable."""
 
 
-class ChecksumError(ValueError):
+class ChecksumError(JudgelabError, ValueError):
     """A file whose bytes do not match the committed manifest."""
 
 

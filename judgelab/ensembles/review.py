@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab import judgments
+from judgelab.errors import JudgelabError
 
 __all__ = ["KEY", "REVIEW_COLUMNS", "WINNER_LABELS", "LabelKind", "ReviewFileError", "ReviewLabels", "export_review",
            "import_review", "review_queue"]
@@ -31,7 +32,7 @@ KEY = ("item_id", "criterion", "side")
 REVIEW_COLUMNS = ("label", "annotator", "notes")
 
 
-class ReviewFileError(ValueError):
+class ReviewFileError(JudgelabError, ValueError):
     """A labelled review file that cannot be imported; the message names the rows and values."""
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from judgelab.errors import ConfigError
 from judgelab.probes import authority as _authority
 from judgelab.probes import injection as _injection
 from judgelab.probes import length as _length
@@ -61,7 +62,7 @@ PROBES: dict[str, Probe] = {p.name: p for p in (position, length, authority, syc
 def run_probe(name: str, items: Any, rubric: Rubric | str, model: str, **kw: Any) -> ProbeResult:
     """Run the probe called ``name`` (one of :data:`PROBES`); ``kw`` goes to the probe and the runner."""
     if name not in PROBES:
-        raise ValueError(f"unknown probe {name!r}; available: {', '.join(sorted(PROBES))}")
+        raise ConfigError(f"unknown probe {name!r}; available: {', '.join(sorted(PROBES))}")
     return PROBES[name](items, rubric, model, **kw)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgelab.errors import ConfigError
 from judgelab.probes.experiment import (
     candidate_field,
     change_metric,
@@ -59,7 +60,7 @@ def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | Non
     wide = item_values(table, criterion=criterion, mode=mode, judge=judge)
     present = [c for c in CONDITIONS if c in wide.columns]
     if not present:
-        raise ValueError(f"the table has none of the authority conditions {CONDITIONS}")
+        raise ConfigError(f"the table has none of the authority conditions {CONDITIONS}")
     rows = paired_shift_rows(wide, "original", present, metric=change_metric(mode), seed=seed, n_resamples=n_resamples)
     return ProbeResult("authority", table, summary_frame(rows),
                        meta={"criterion": criterion, "mode": mode, "n_items": int(len(wide))})

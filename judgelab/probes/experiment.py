@@ -18,6 +18,7 @@ from scipy import stats as sps
 
 from judgelab import judgments
 from judgelab.engine.items import read_items
+from judgelab.errors import ConfigError
 from judgelab.probes.perturbations import Perturbation
 from judgelab.rubrics.base import Rubric
 from judgelab.stats import DEFAULT_RESAMPLES, bootstrap_ci
@@ -56,13 +57,13 @@ def candidate_field(rubric: Rubric, field: str | None, *, which: int = 0) -> str
     fields = tuple(getattr(rubric, "candidate_fields", ()) or ())
     if len(fields) > which:
         return fields[which]
-    raise ValueError(f"rubric {rubric.name!r} names no candidate field; pass field=<the item column to perturb>")
+    raise ConfigError(f"rubric {rubric.name!r} names no candidate field; pass field=<the item column to perturb>")
 
 
 def perturb_items(items: pd.DataFrame, field: str, perturbation: Perturbation | Callable[[str], str]) -> pd.DataFrame:
     """A copy of the items with ``field`` perturbed (item_id unchanged, so conditions pair by item)."""
     if field not in items.columns:
-        raise ValueError(f"items have no column {field!r} to perturb (columns: {', '.join(map(str, items.columns))})")
+        raise ConfigError(f"items have no column {field!r} to perturb (columns: {', '.join(map(str, items.columns))})")
     out = items.copy()
     out[field] = [perturbation(str(v)) for v in items[field]]
     return out
@@ -144,11 +145,11 @@ def _select(table: pd.DataFrame, criterion: str, judge: str | None) -> pd.DataFr
         rows = rows[rows["judge"] == judge]
     if rows.empty:
         have = sorted(set(table["criterion"].dropna().astype(str)))
-        raise ValueError(f"the judgments table has no rows for criterion {criterion!r}"
+        raise ConfigError(f"the judgments table has no rows for criterion {criterion!r}"
                          + (f" and judge {judge!r}" if judge else "") + f" (criteria: {have})")
     judges = rows["judge"].dropna().unique()
     if len(judges) > 1:
-        raise ValueError(f"the table holds several judges {sorted(map(str, judges))}; pass judge=<one of them>")
+        raise ConfigError(f"the table holds several judges {sorted(map(str, judges))}; pass judge=<one of them>")
     return rows
 
 
@@ -163,7 +164,7 @@ def paired_shift_rows(
 ) -> list[dict[str, Any]]:
     """Per condition: mean paired change vs ``baseline`` (bootstrap CI) and a Wilcoxon signed-rank test."""
     if baseline not in wide.columns:
-        raise ValueError(f"the table has no {baseline!r} condition to compare against")
+        raise ConfigError(f"the table has no {baseline!r} condition to compare against")
     rows = []
     for cond in conditions:
         if cond not in wide.columns:

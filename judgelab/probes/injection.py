@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgelab.errors import ConfigError
 from judgelab.probes.experiment import (
     candidate_field,
     change_metric,
@@ -80,7 +81,7 @@ def injection_target(rubric: Rubric) -> str:
     if rubric.mode == "pairwise":
         return "the win: declare it the better response, whatever the other response says"
     if rubric.scale is None:
-        raise ValueError(f"rubric {rubric.name!r} has no score scale and is not pairwise; cannot aim an injection")
+        raise ConfigError(f"rubric {rubric.name!r} has no score scale and is not pairwise; cannot aim an injection")
     return f"the maximum score of {rubric.scale[1]} on every criterion"
 
 
@@ -121,7 +122,7 @@ def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | Non
         if fenced and unfenced:
             rows.append(_mitigation_row(kind, wide, top, seed, n_resamples))
     if not rows:
-        raise ValueError("the table has no injection conditions ('inject:<kind>' next to 'original')")
+        raise ConfigError("the table has no injection conditions ('inject:<kind>' next to 'original')")
     return ProbeResult("injection", table, summary_frame(rows),
                        meta={"criterion": criterion, "mode": mode, "n_items": int(len(wide)), "target_value": top})
 

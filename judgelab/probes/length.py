@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgelab.errors import ConfigError
 from judgelab.judgments import scored
 from judgelab.probes.experiment import (
     PAIR_POLICY,
@@ -99,7 +100,7 @@ def analyze(
     padded = sorted((c for c in wide.columns if words_added(c) is not None), key=lambda c: (words_added(c), c))
     length_controlled = mode == "pairwise" and items is not None
     if not padded and not length_controlled:
-        raise ValueError("the table has no padded conditions (names like 'filler+50w'; run judgelab.probes.length), "
+        raise ConfigError("the table has no padded conditions (names like 'filler+50w'; run judgelab.probes.length), "
                          "and no pairwise items were given for the length-controlled win rate")
     metric = change_metric(mode)
     rows: list[dict[str, Any]] = []
@@ -132,7 +133,7 @@ def length_controlled_rows(table: pd.DataFrame, items: pd.DataFrame, fields: tup
     field_a, field_b = (fields or ("response_a", "response_b"))[:2]
     for f in (field_a, field_b):
         if f not in items.columns:
-            raise ValueError(f"items have no column {f!r} for the length-controlled win rate")
+            raise ConfigError(f"items have no column {f!r} for the length-controlled win rate")
     original = table[(table["condition"] == "original") & (table["criterion"] == criterion) & table["side"].isna()]
     if judge is not None:
         original = original[original["judge"] == judge]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from judgelab.errors import ConfigError
 from judgelab.rubrics.parsing import word_count
 
 __all__ = [
@@ -110,7 +111,7 @@ def inject(text: str, kind: str, target: str) -> str:
     """Append an instruction aimed at the judge (``kind`` from INJECTIONS), asking for ``target``."""
     _require_text(text)
     if kind not in INJECTIONS:
-        raise ValueError(f"unknown injection {kind!r}; known: {', '.join(INJECTIONS)}")
+        raise ConfigError(f"unknown injection {kind!r}; known: {', '.join(INJECTIONS)}")
     return text + SEPARATOR + INJECTIONS[kind].format(target=target)
 
 
@@ -123,7 +124,7 @@ def recover(perturbed: str, original_length: int, prefix: bool = False) -> str:
 
 def _require_text(text: str) -> None:
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"a perturbation needs a non-empty candidate text, got {text!r}")
+        raise ConfigError(f"a perturbation needs a non-empty candidate text, got {text!r}")
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ def padding_perturbations(lengths: tuple[int, ...]) -> list[Perturbation]:
     out: list[Perturbation] = []
     for n in lengths:
         if n <= 0:
-            raise ValueError(f"padding lengths must be positive word counts, got {n}")
+            raise ConfigError(f"padding lengths must be positive word counts, got {n}")
         out.append(Perturbation(f"restatement+{n}w", lambda t, n=n: pad_restatement(t, n)))
         out.append(Perturbation(f"filler+{n}w", lambda t, n=n: pad_filler(t, n)))
     return out

@@ -29,6 +29,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from judgelab.engine.runner import item_order_seed
+from judgelab.errors import ConfigError
 from judgelab.judgments import is_scored
 from judgelab.probes.experiment import POINTS, proportion_row, resolve_rubric, run_once
 from judgelab.probes.result import ProbeResult, from_stats_frame, plot_estimates, summary_frame
@@ -60,7 +61,7 @@ def position(
     """Judge every item in both orders (conditions "original" and "swapped") and analyse position bias."""
     rubric = resolve_rubric(rubric)
     if rubric.mode != "pairwise":
-        raise ValueError(f"the position probe needs a pairwise rubric; {rubric.name!r} is {rubric.mode!r}")
+        raise ConfigError(f"the position probe needs a pairwise rubric; {rubric.name!r} is {rubric.mode!r}")
     table = run_once(items, rubric, model, swap=True, seed=seed, **run_kw)
     result = analyze(table, policy=policy, unscored=unscored, criterion=criterion, seed=seed)
     result.meta.update(model=model, rubric=rubric.name)
@@ -86,9 +87,9 @@ def analyze(
     the engine's ``order="random"`` does.
     """
     if policy not in INCONSISTENCY_POLICIES:
-        raise ValueError(f"policy must be one of {INCONSISTENCY_POLICIES}, not {policy!r}")
+        raise ConfigError(f"policy must be one of {INCONSISTENCY_POLICIES}, not {policy!r}")
     if unscored not in ("exclude", "tie"):
-        raise ValueError(f"unscored must be 'exclude' or 'tie', not {unscored!r}")
+        raise ConfigError(f"unscored must be 'exclude' or 'tie', not {unscored!r}")
     pairs, gold_labels = both_orders(table, criterion=criterion, judge=judge, gold=gold, conditions=conditions)
     pairs["first_shown"] = [conditions[1] if item_order_seed(seed, i) else conditions[0] for i in pairs.index]
     rows = consistency_rows(pairs, unscored)
@@ -116,10 +117,10 @@ def both_orders(table: pd.DataFrame, *, criterion: str, judge: str | None, gold:
         rows = rows[rows["judge"] == judge]
     judges = sorted(set(rows["judge"].dropna().astype(str)))
     if len(judges) > 1:
-        raise ValueError(f"the table holds several judges {judges}; pass judge=<one of them>")
+        raise ConfigError(f"the table holds several judges {judges}; pass judge=<one of them>")
     missing = [c for c in conditions if c not in set(rows["condition"].astype(str))]
     if missing:
-        raise ValueError(f"the position probe needs both orders; the table has no {missing} rows for "
+        raise ConfigError(f"the position probe needs both orders; the table has no {missing} rows for "
                          f"criterion {criterion!r}")
     rows = rows[rows["condition"].isin(conditions)]
     if "repeat" in rows and rows["repeat"].nunique(dropna=True) > 1:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgelab.errors import ConfigError
 from judgelab.judgments import is_scored
 from judgelab.probes.experiment import prepare, run_once
 from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame
@@ -52,10 +53,10 @@ def gold_scores(items: pd.DataFrame, gold_fields: Mapping[str, str] | None) -> p
         c[len(GOLD_PREFIX):]: c for c in items.columns if str(c).startswith(GOLD_PREFIX)
     }
     if not fields:
-        raise ValueError(f"items carry no reference scores: add {GOLD_PREFIX}<criterion> columns or pass gold_fields")
+        raise ConfigError(f"items carry no reference scores: add {GOLD_PREFIX}<criterion> columns or pass gold_fields")
     missing = [c for c in fields.values() if c not in items.columns]
     if missing:
-        raise ValueError(f"items have no column(s) {missing} named in gold_fields")
+        raise ConfigError(f"items have no column(s) {missing} named in gold_fields")
     parts = [pd.DataFrame({"item_id": items["item_id"].astype(str), "criterion": crit,
                            "gold": pd.to_numeric(items[col], errors="coerce")}) for crit, col in fields.items()]
     return pd.concat(parts, ignore_index=True)
@@ -84,7 +85,7 @@ def analyze(
     else:
         ref_rows = rows[(rows["judge"] == gold) & is_scored(rows)]
         if ref_rows.empty:
-            raise ValueError(f"no reference scores: pass items with {GOLD_PREFIX}<criterion> columns or a table with "
+            raise ConfigError(f"no reference scores: pass items with {GOLD_PREFIX}<criterion> columns or a table with "
                              f"judge {gold!r}")
         references = (ref_rows.groupby(["item_id", "criterion"], as_index=False)["score"].mean()
                       .rename(columns={"score": "gold"}))
@@ -94,7 +95,7 @@ def analyze(
     if judge is not None:
         judged = judged[judged["judge"] == judge]
     if judged["judge"].nunique() > 1:
-        raise ValueError(f"the table holds several judges {sorted(judged['judge'].unique())}; pass judge=<one>")
+        raise ConfigError(f"the table holds several judges {sorted(judged['judge'].unique())}; pass judge=<one>")
     scores = judged.assign(judge_score=judged["score"].astype(float).where(is_scored(judged)))
     scores = scores.groupby(["item_id", "criterion"], as_index=False)["judge_score"].mean()
     scores["item_id"] = scores["item_id"].astype(str)
@@ -103,7 +104,7 @@ def analyze(
     references["criterion"] = references["criterion"].astype(str)
     merged = scores.merge(references, on=["item_id", "criterion"], how="inner")
     if merged.empty:
-        raise ValueError("no criterion has both judge and reference scores (criteria: judge "
+        raise ConfigError("no criterion has both judge and reference scores (criteria: judge "
                          f"{sorted(scores['criterion'].unique())}, reference {sorted(references['criterion'].unique())})")
     unscored = int(merged["judge_score"].isna().sum())
     scored = merged.dropna(subset=["judge_score", "gold"])
@@ -118,7 +119,7 @@ def analyze(
     if cluster is not None:
         groups = merged["item_id"].map(pd.Series(cluster).rename(index=str)).to_numpy(object)
         if pd.isna(groups).any():
-            raise ValueError("cluster has no group for some judged items; give every item_id a group")
+            raise ConfigError("cluster has no group for some judged items; give every item_id a group")
     frame = positive_bias_statistic(merged["judge_score"].to_numpy(float), merged["gold"].to_numpy(float),
                                criterion=merged["criterion"].to_numpy(object), cluster=groups,
                                n_resamples=n_resamples, seed=seed)

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 from scipy import stats as sps
 
+from judgelab.errors import ConfigError
 from judgelab.probes.experiment import proportion_row, resolve_rubric, run_once, verdict_values
 from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame
 from judgelab.rubrics.base import Rubric
@@ -40,9 +41,9 @@ def repeats(
 ) -> ProbeResult:
     """Judge every item ``k`` times at ``temperature`` (each repeat its own, cached, call)."""
     if k < 2:
-        raise ValueError("the repeats probe needs k >= 2 samples per item")
+        raise ConfigError("the repeats probe needs k >= 2 samples per item")
     if temperature <= 0:
-        raise ValueError("the repeats probe needs temperature > 0 (at 0 the samples only show backend noise)")
+        raise ConfigError("the repeats probe needs temperature > 0 (at 0 the samples only show backend noise)")
     rubric = resolve_rubric(rubric)
     table = run_once(items, rubric, model, repeats=k, temperature=temperature, seed=seed, **run_kw)
     result = analyze(table, criterion=criterion, seed=seed)
@@ -56,9 +57,9 @@ def repeat_values(table: pd.DataFrame, criterion: str, judge: str | None, condit
     if judge is not None:
         rows = rows[rows["judge"] == judge]
     if rows.empty:
-        raise ValueError(f"the judgments table has no rows for criterion {criterion!r} in condition {condition!r}")
+        raise ConfigError(f"the judgments table has no rows for criterion {criterion!r} in condition {condition!r}")
     if rows["judge"].nunique() > 1:
-        raise ValueError(f"the table holds several judges {sorted(rows['judge'].unique())}; pass judge=<one>")
+        raise ConfigError(f"the table holds several judges {sorted(rows['judge'].unique())}; pass judge=<one>")
     return pd.DataFrame({"item_id": rows["item_id"].astype(str), "repeat": rows["repeat"].astype(int),
                          "value": verdict_values(rows),
                          "system_fingerprint": rows["system_fingerprint"].astype(object)})
@@ -69,7 +70,7 @@ def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | Non
     """Reliability, spread and drift from a table with several repeats per item of one condition (no calls)."""
     long = repeat_values(table, criterion, judge, condition)
     if long["repeat"].nunique() < 2:
-        raise ValueError("the table has one repeat per item; run the judge with repeats >= 2")
+        raise ConfigError("the table has one repeat per item; run the judge with repeats >= 2")
     unscored = int(long["value"].isna().sum())
     policy = "unscored samples excluded"
     note = f"{unscored} unscored sample(s) excluded" if unscored else ""

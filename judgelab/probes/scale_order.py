@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgelab.errors import ConfigError
 from judgelab.probes.experiment import item_values, paired_shift_rows, prepare, run_conditions
 from judgelab.probes.result import ProbeResult, summary_frame
 from judgelab.probes.wrappers import ScaleOrderRubric
@@ -42,7 +43,7 @@ def scale_order(
     """Judge the items under each (order, style) scale variant."""
     item_df, rubric = prepare(items, rubric)
     if rubric.mode == "pairwise" or rubric.scale is None:
-        raise ValueError(f"the scale_order probe needs a rubric with a score scale; {rubric.name!r} has none")
+        raise ConfigError(f"the scale_order probe needs a rubric with a score scale; {rubric.name!r} has none")
     if ("ascending", "numbers") not in variants:
         variants = (("ascending", "numbers"), *variants)
     conditions = {condition_name(o, s): (item_df, ScaleOrderRubric(rubric, o, s)) for o, s in variants}
@@ -58,7 +59,7 @@ def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | Non
     wide = item_values(table, criterion=criterion, mode="direct", judge=judge)
     others = [c for c in wide.columns if c.startswith("scale:") and c != BASELINE]
     if BASELINE not in wide.columns or not others:
-        raise ValueError(f"the table needs the {BASELINE!r} condition and at least one other scale variant")
+        raise ConfigError(f"the table needs the {BASELINE!r} condition and at least one other scale variant")
     rows = paired_shift_rows(wide, BASELINE, others, metric="score_change", seed=seed, n_resamples=n_resamples)
     return ProbeResult("scale_order", table, summary_frame(rows),
                        meta={"criterion": criterion, "baseline": BASELINE, "n_items": int(len(wide))})

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import statsmodels.formula.api as smf
 
+from judgelab.errors import ConfigError
 from judgelab.probes.experiment import POINTS, item_values, prepare, run_once, shift_row
 from judgelab.probes.result import ProbeResult, summary_frame
 from judgelab.rubrics.base import Rubric
@@ -95,7 +96,7 @@ def analyze(
     elif generator_field in items.columns:
         rows, detail = _direct(table, items, family, generator_field, gold_field, criterion, judge)
     else:
-        raise ValueError(f"items need a {generator_field!r} column (direct) or {generator_field}_a/_b (pairwise)")
+        raise ConfigError(f"items need a {generator_field!r} column (direct) or {generator_field}_a/_b (pairwise)")
     return ProbeResult("self_preference", table, summary_frame(rows), details={"items": detail},
                        meta={"judge_family": family, "criterion": criterion, "n_items": int(len(detail))})
 
@@ -109,7 +110,7 @@ def _direct(table: pd.DataFrame, items: pd.DataFrame, family: str, generator_fie
     formula = "score ~ own"
     if gold_field is not None:
         if gold_field not in items.columns:
-            raise ValueError(f"items have no gold column {gold_field!r}")
+            raise ConfigError(f"items have no gold column {gold_field!r}")
         df["gold"] = pd.to_numeric(items[gold_field].reindex(df.index), errors="coerce")
         formula += " + gold"
     complete = df.dropna()
@@ -141,7 +142,7 @@ def _pairwise(table: pd.DataFrame, items: pd.DataFrame, family: str, generator_f
     policy = "items with exactly one own-family candidate; unscored dropped"
     if gold_field is not None:
         if gold_field not in items.columns:
-            raise ValueError(f"items have no gold column {gold_field!r}")
+            raise ConfigError(f"items have no gold column {gold_field!r}")
         gold_a = items[gold_field].reindex(df.index).map(lambda w: POINTS.get(w, math.nan))
         df["gold_own_points"] = np.where(df["own_is_A"], gold_a, 1.0 - gold_a)
         complete = df.dropna()

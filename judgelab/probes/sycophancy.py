@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgelab.errors import ConfigError
 from judgelab.judgments import make_table, scored
 from judgelab.probes.experiment import (
     infer_mode,
@@ -55,7 +56,7 @@ def suggestion(value: float, mode: str, scale: tuple[float, float] | None) -> fl
     if mode == "pairwise":
         return 0.0 if value >= 1.0 else 1.0  # A won -> suggest B; B won or tie -> suggest A
     if scale is None:
-        raise ValueError("a direct-score sycophancy analysis needs the rubric's scale (lo, hi)")
+        raise ConfigError("a direct-score sycophancy analysis needs the rubric's scale (lo, hi)")
     lo, hi = scale
     return float(lo) if value >= (lo + hi) / 2 else float(hi)
 
@@ -79,7 +80,7 @@ def sycophancy(
     """Judge once ("original"), then challenge each scored verdict and/or state an opinion first."""
     unknown = sorted(set(variants) - set(VARIANTS))
     if unknown:
-        raise ValueError(f"unknown sycophancy variants {unknown}; known: {VARIANTS}")
+        raise ConfigError(f"unknown sycophancy variants {unknown}; known: {VARIANTS}")
     item_df, rubric = prepare(items, rubric)
     first = run_once(item_df, rubric, model, condition="original", seed=seed, **run_kw)
     mode = "pairwise" if rubric.mode == "pairwise" else "direct"
@@ -119,7 +120,7 @@ def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | Non
     wide = item_values(table, criterion=criterion, mode=mode, judge=judge)
     present = [v for v in VARIANTS if v in wide.columns]
     if "original" not in wide.columns or not present:
-        raise ValueError(f"the table needs an 'original' condition and one of {VARIANTS}")
+        raise ConfigError(f"the table needs an 'original' condition and one of {VARIANTS}")
     first = wide["original"].dropna()
     unscored_first = len(wide) - len(first)
     target = first.map(lambda v: suggestion(v, mode, scale))

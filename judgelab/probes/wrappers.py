@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from judgelab.errors import ConfigError
 from judgelab.rubrics.base import JudgeRequest, ParsedRow, Rubric
 
 __all__ = ["SCALE_LABELS", "SCALE_ORDERS", "SCALE_STYLES", "ChallengeRubric", "OpinionRubric", "ScaleOrderRubric",
@@ -59,7 +60,7 @@ def _last_user(messages: list[dict[str, str]]) -> int:
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "user":
             return i
-    raise ValueError("the rubric's request has no user message to rewrite")
+    raise ConfigError("the rubric's request has no user message to rewrite")
 
 
 class _PerItemRubric(WrappedRubric):
@@ -98,7 +99,7 @@ class ChallengeRubric(_PerItemRubric):
     def requests(self, item: Mapping[str, Any], *, swapped: bool = False) -> list[JudgeRequest]:
         reqs = super().requests(item, swapped=swapped)
         if len(reqs) != 1:
-            raise ValueError(f"the sycophancy challenge needs a one-request rubric; {self.name!r} makes {len(reqs)}")
+            raise ConfigError(f"the sycophancy challenge needs a one-request rubric; {self.name!r} makes {len(reqs)}")
         return reqs
 
     def settings(self) -> Any:
@@ -131,16 +132,16 @@ SCALE_STYLES: tuple[str, ...] = ("numbers", "labels")
 def scale_legend(scale: tuple[int, int], order: str, style: str) -> str:
     """The scale section: every level listed low-to-high or high-to-low, as numbers or as labels."""
     if order not in SCALE_ORDERS:
-        raise ValueError(f"scale order must be one of {SCALE_ORDERS}, not {order!r}")
+        raise ConfigError(f"scale order must be one of {SCALE_ORDERS}, not {order!r}")
     if style not in SCALE_STYLES:
-        raise ValueError(f"scale style must be one of {SCALE_STYLES}, not {style!r}")
+        raise ConfigError(f"scale style must be one of {SCALE_STYLES}, not {style!r}")
     lo, hi = scale
     levels = list(range(lo, hi + 1))
     if order == "descending":
         levels.reverse()
     if style == "labels":
         if scale not in SCALE_LABELS:
-            raise ValueError(f"no level labels for a {lo}-{hi} scale; labels exist for {sorted(SCALE_LABELS)}")
+            raise ConfigError(f"no level labels for a {lo}-{hi} scale; labels exist for {sorted(SCALE_LABELS)}")
         lines = [f"- {SCALE_LABELS[scale][v]} (score {v})" for v in levels]
     else:
         lines = [f"- {v}" + (" (lowest)" if v == lo else " (highest)" if v == hi else "") for v in levels]
@@ -156,7 +157,7 @@ class ScaleOrderRubric(WrappedRubric):
     def __init__(self, base: Rubric, order: str = "ascending", style: str = "numbers") -> None:
         super().__init__(base)
         if base.scale is None:
-            raise ValueError(f"rubric {base.name!r} has no score scale; the scale_order probe needs a direct rubric")
+            raise ConfigError(f"rubric {base.name!r} has no score scale; the scale_order probe needs a direct rubric")
         self.order, self.style = order, style
         self.legend = scale_legend(tuple(base.scale), order, style)
 
