@@ -25,7 +25,9 @@ import pandas as pd
 
 from judgelab.datasets.result import DatasetResult
 from judgelab.datasets.sources import DataNotFoundError, available_paths, fetch_files, local_root
-from judgelab.judgments import make_table, validate
+from judgelab.judgments import OK
+
+__all__ = ["FOLDER", "llmbar", "llmbar_combinations", "llmbar_splits", "resolve_split"]
 
 FOLDER = "LLMBar"
 _PREFIX = "Dataset/"
@@ -157,20 +159,14 @@ def llmbar(
                 **base,
                 "judge": "gold",
                 "condition": "original",
-                "status": "ok",
+                "status": OK,
                 "winner": gold,
                 "detail": {"source": "dataset.json label"},
             }
         )
         rows.extend(_judge_rows(base, judge, judged["results"], rating_winner, f"{result_path} item {index}"))
-    table = validate(make_table(rows))
-    return DatasetResult(
-        name=run_id,
-        table=table,
-        items=pd.DataFrame(items),
-        source=source,
-        notes={"split": split, "judge": judge, "strategy": strategy, "rating_winner": rating_winner},
-    )
+    return DatasetResult.from_rows(run_id, rows, items, source, split=split, judge=judge, strategy=strategy,
+                                   rating_winner=rating_winner)
 
 
 def _explain_missing_result(
@@ -252,7 +248,7 @@ def _judge_rows(
                 {**row, "status": "parse_error", "unscored_reason": reason or f"unknown winner {recorded!r}"}
             )
         else:
-            rows.append({**row, "status": "ok", "winner": winner})
+            rows.append({**row, "status": OK, "winner": winner})
     return rows
 
 

@@ -21,6 +21,9 @@ from judgelab.datasets.llmbar import FOLDER, _evaluator_dir, resolve_split
 from judgelab.datasets.result import DatasetResult
 from judgelab.datasets.sources import fetch_files
 
+__all__ = ["cohen_kappa_point", "llmbar_kappa", "llmbar_kappa_as_published", "llmbar_kappa_comparison",
+           "llmbar_published_statistics"]
+
 _COUNT = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*=\s*([\d.]+)%\s*$")
 _PERCENT = re.compile(r"^\s*([\d.]+)%\s*$")
 

@@ -26,11 +26,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from judgelab.datasets.result import DatasetResult
 from judgelab.datasets.sources import DataNotFoundError, fetch_files
-from judgelab.judgments import make_table, validate
+from judgelab.judgments import OK
+
+__all__ = ["FOLDER", "HUMAN_FILE", "JUDGES", "openqa"]
 
 FOLDER = "OpenQA-eval"
 JUDGES: dict[str, str] = {
@@ -84,10 +84,7 @@ def openqa(
     elif key != "human":
         judged = _read_judge_file(files[JUDGES[key]], JUDGES[key], human)
         rows.extend(_llm_rows(judged, human, key, run_id))
-    table = validate(make_table(rows))
-    return DatasetResult(
-        name=run_id, table=table, items=pd.DataFrame(items), source=source, notes={"judge": key}
-    )
+    return DatasetResult.from_rows(run_id, rows, items, source, judge=key)
 
 
 def _read_tsv(path: Path, name: str, n_columns: int) -> list[list[str]]:
@@ -168,7 +165,7 @@ def _verdict_row(
     base: dict[str, Any], judge: str, value: str, blank_reason: str, detail: Any
 ) -> dict[str, Any]:
     if value in ("yes", "no"):
-        return {**base, "judge": judge, "status": "ok", "verdict": value, "detail": detail}
+        return {**base, "judge": judge, "status": OK, "verdict": value, "detail": detail}
     reason = blank_reason if not value else f"unknown label {value!r}"
     return {**base, "judge": judge, "status": "parse_error", "unscored_reason": reason, "detail": detail}
 
@@ -184,7 +181,7 @@ def _llm_rows(
             detail["answer_as_judged"] = answer  # this release's judge file shows a different answer text
         m = _VERDICT.match(reply)
         if m:
-            rows.append({**base, "status": "ok", "verdict": m.group(1).lower(), "detail": detail})
+            rows.append({**base, "status": OK, "verdict": m.group(1).lower(), "detail": detail})
         else:
             rows.append(
                 {
@@ -216,5 +213,5 @@ def _bem_rows(bem: list[list[str]], human: list[list[str]], run_id: str) -> list
         detail = {"p_equivalent_per_gold": [float(p[1]) for p in probs]}
         if b[3].strip().strip('"') != human[index][2].strip().strip('"'):
             detail["answer_as_judged"] = b[3]
-        rows.append({**base, "status": "ok", "verdict": value, "confidence": p_equivalent, "detail": detail})
+        rows.append({**base, "status": OK, "verdict": value, "confidence": p_equivalent, "detail": detail})
     return rows

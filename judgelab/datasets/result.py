@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from judgelab.datasets.sources import SourceInfo
+from judgelab.judgments import make_table, validate
+
+__all__ = ["DatasetResult"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +28,13 @@ class DatasetResult:
     items: pd.DataFrame
     source: SourceInfo
     notes: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_rows(cls, name: str, rows: Iterable[Mapping[str, Any]], items: Iterable[Mapping[str, Any]],
+                  source: SourceInfo, **notes: Any) -> DatasetResult:
+        """A loader's result from its judgment rows (validated into a table) and item records."""
+        return cls(name=name, table=validate(make_table(rows)), items=pd.DataFrame(list(items)), source=source,
+                   notes=notes)
 
     def __repr__(self) -> str:
         return (

@@ -24,6 +24,10 @@ from pathlib import Path
 
 from judgelab.errors import JudgelabError
 
+__all__ = ["DEFAULT_BASE_URL", "MANIFEST_DIR", "NOT_UPSTREAM", "SOURCES", "ChecksumError", "DataNotFoundError",
+           "ManifestEntry", "Source", "SourceInfo", "available_paths", "build_manifest", "cache_root", "fetch_files",
+           "local_root", "manifest", "sha256_of", "source_url"]
+
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
 MANIFEST_DIR = Path(__file__).with_name("manifests")
 _CHUNK = 1 << 20

@@ -29,7 +29,9 @@ import pandas as pd
 from judgelab.datasets.result import DatasetResult
 from judgelab.datasets.sources import DataNotFoundError, available_paths, fetch_files
 from judgelab.datasets.summeval_parsing import PARSERS
-from judgelab.judgments import make_table, validate
+from judgelab.judgments import OK
+
+__all__ = ["CRITERIA", "FOLDER", "SYSTEMS", "summeval", "summeval_combinations"]
 
 FOLDER = "LLM_summeval"
 CRITERIA: tuple[str, ...] = ("coherence", "consistency", "fluency", "relevance")
@@ -116,20 +118,8 @@ def summeval(
             rows.extend(
                 _judge_rows(files[path], path, judge, system, criterion, method, run_id, known, duplicates)
             )
-    table = validate(make_table(rows))
-    return DatasetResult(
-        name=run_id,
-        table=table,
-        items=pd.DataFrame(items),
-        source=source,
-        notes={
-            "judge": judge,
-            "method": method,
-            "criteria": list(criteria),
-            "duplicates": duplicates,
-            "human": human,
-        },
-    )
+    return DatasetResult.from_rows(run_id, rows, items, source, judge=judge, method=method, criteria=list(criteria),
+                                   duplicates=duplicates, human=human)
 
 
 def _read_jsonl(path: Path, name: str) -> list[dict[str, Any]]:
@@ -187,14 +177,14 @@ def _human_rows(
                 **base,
                 "criterion": criterion,
                 "judge": "human",
-                "status": "ok",
+                "status": OK,
                 "score": sum(values) / len(values),
                 "detail": {"aggregate": "mean of 3 expert ratings", "ratings": values},
             }
         )
         for k, value in enumerate(values, start=1):
             rows.append(
-                {**base, "criterion": criterion, "judge": f"human:expert_{k}", "status": "ok", "score": value}
+                {**base, "criterion": criterion, "judge": f"human:expert_{k}", "status": OK, "score": value}
             )
     return rows
 
@@ -261,7 +251,7 @@ def _judge_rows(
                         **row,
                         "repeat": repeat,
                         "raw_output": text,
-                        "status": "ok",
+                        "status": OK,
                         "score": parsed.score,
                         "detail": detail,
                     }

@@ -17,6 +17,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+__all__ = ["PARSERS", "ScoreParse", "parse_mcq", "parse_rts", "parse_stareval"]
+
 _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 _NUM = r"(\d+(?:\.\d+)?|one|two|three|four|five)"
 _OUT_OF = r"(?:\s*/\s*(\d+)|\s+out\s+of\s+(\d+|five|ten))?"

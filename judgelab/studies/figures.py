@@ -17,7 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from judgelab.viz.style import FIG_WIDTH, family_colors, finish, finish_axes, panel, use_style
+from judgelab.viz.style import FIG_WIDTH, family_colors, finish, finish_axes, panel_axes, use_style
 
 __all__ = ["plot_mae_vs_rho", "plot_metric_vs_size", "plot_paper_side_by_side"]
 
@@ -54,7 +54,7 @@ def plot_mae_vs_rho(wide: pd.DataFrame, *, ax: Axes | None = None, label: str = 
     """Figure-1 style scatter: one point per judge, MAE against rho (CIs as bars when the frame has them)."""
     colors = family_colors(list(wide["family"]))
     with use_style():
-        ax, own = panel(ax, (FIG_WIDTH, 4.2))
+        ax, own = panel_axes(ax, (FIG_WIDTH, 4.2))
         _draw_mae_rho(ax, wide, label=label, title=title, colors=colors)
         _family_legend(ax, colors)
         return finish_axes(ax, own, caption_text)

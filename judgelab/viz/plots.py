@@ -33,7 +33,7 @@ from judgelab.viz.style import (
     family_colors,
     finish,
     finish_axes,
-    panel,
+    panel_axes,
     use_style,
 )
 
@@ -126,7 +126,7 @@ def plot_positive_bias_forest(bias: pd.DataFrame, *, ax: Axes | None = None,
     criteria = list(dict.fromkeys(frame["criterion"]))
     judges = list(dict.fromkeys(frame["judge"]))
     with use_style():
-        ax, own = panel(ax, (FIG_WIDTH, 0.5 * len(criteria) * max(1, len(judges) / 2) + 1.5))
+        ax, own = panel_axes(ax, (FIG_WIDTH, 0.5 * len(criteria) * max(1, len(judges) / 2) + 1.5))
         _interval_rows(ax, frame, "criterion", "judge", order=criteria, hue_order=judges)
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_xlabel("mean judge − human score (positive = judge rates higher)")
@@ -149,7 +149,7 @@ def plot_agreement_heatmap(agreement: pd.DataFrame, *, ax: Axes | None = None,
     for name in names:
         text.loc[name, name] = "—"
     with use_style():
-        ax, own = panel(ax, (FIG_WIDTH * 0.85, 0.9 * len(names) + 1.4))
+        ax, own = panel_axes(ax, (FIG_WIDTH * 0.85, 0.9 * len(names) + 1.4))
         sns.heatmap(rho, annot=text.to_numpy(), fmt="", cmap=DIVERGING_CMAP, vmin=-1, vmax=1, center=0, ax=ax,
                     square=True, cbar_kws={"label": "Spearman's ρ"}, annot_kws={"fontsize": 8}, linewidths=0.5)
         ax.set_xlabel("")
@@ -193,7 +193,7 @@ def plot_length_effect(frame: pd.DataFrame, *, ax: Axes | None = None,
     order = list(dict.fromkeys(rows["who"]))
     colors = family_colors(list(dict.fromkeys(rows["judge"])))
     with use_style():
-        ax, own = panel(ax, (FIG_WIDTH, 0.35 * len(order) + 1.5))
+        ax, own = panel_axes(ax, (FIG_WIDTH, 0.35 * len(order) + 1.5))
         _interval_rows(ax, rows, "who", "judge", order=order, colors=colors)
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_xlabel(_METRIC_LABELS["length_coefficient"] + "; > 0 = prefers the longer output")
@@ -225,7 +225,7 @@ def plot_error_breakdown(counts: pd.DataFrame, *, ax: Axes | None = None, title:
         columns=[o for o in order if o in set(counts["outcome"])]).fillna(0.0)
     colors = {"agree": "#BBBBBB", order[1]: "#D55E00", order[2]: "#0072B2", "unscored": "#000000"}
     with use_style():
-        ax, own = panel(ax, (FIG_WIDTH, 0.5 * len(wide) + 1.6))
+        ax, own = panel_axes(ax, (FIG_WIDTH, 0.5 * len(wide) + 1.6))
         left = np.zeros(len(wide))
         for col in wide.columns:
             ax.barh(wide.index, wide[col], left=left, color=colors[col], label=col)
@@ -242,7 +242,7 @@ def plot_score_shares(dist: pd.DataFrame, *, ax: Axes | None = None, title: str 
                       caption_text: str | None = None) -> Axes:
     """One judge, one criterion: share of each score for the judge beside the human raters (one panel)."""
     with use_style():
-        ax, own = panel(ax, (FIG_WIDTH * 0.75, 3.2))
+        ax, own = panel_axes(ax, (FIG_WIDTH * 0.75, 3.2))
         sns.barplot(data=dist, x="score", y="share", hue="rater", palette=_rater_palette(dist["rater"]), ax=ax)
         ax.set_ylabel("share of ratings")
         ax.set_title(title)

@@ -19,7 +19,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 __all__ = ["CI_COLOR", "DIVERGING_CMAP", "DPI", "FAMILY_COLORS", "FIG_WIDTH", "FONT_SIZE", "PALETTE", "ROLE_COLORS",
-           "TITLE_SIZE", "caption", "family_colors", "finish", "finish_axes", "panel", "use_style"]
+           "TITLE_SIZE", "caption", "family_colors", "finish", "finish_axes", "panel_axes", "use_style"]
 
 # Colour-blind-safe qualitative palette (Okabe & Ito); order = the order series are first seen.
 PALETTE: tuple[str, ...] = (
@@ -127,7 +127,7 @@ def finish(fig: Figure, text: str | None) -> Figure:
     return fig
 
 
-def panel(ax: Axes | None, size: tuple[float, float]) -> tuple[Axes, bool]:
+def panel_axes(ax: Axes | None, size: tuple[float, float]) -> tuple[Axes, bool]:
     """The Axes a one-panel plot draws on: ``ax``, or a new figure's of ``size`` (then ``True``: ours to lay out)."""
     if ax is not None:
         return ax, False
