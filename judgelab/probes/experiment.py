@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,9 +26,10 @@ from judgelab.stats import DEFAULT_RESAMPLES, bootstrap_ci
 from judgelab.stats.tidy import join_notes, result_row
 
 __all__ = [
-    "PAIR_POLICY", "POINTS", "candidate_field", "change_metric", "infer_mode", "item_values", "paired_shift_rows",
-    "perturb_items", "perturbed_conditions", "prepare", "proportion_row", "resolve_rubric", "run_conditions",
-    "run_once", "shift_row", "verdict_values", "wilcoxon_p",
+    "PAIR_POLICY", "POINTS", "PairedChanges", "PerturbedRun", "candidate_field", "change_metric", "condition_values",
+    "infer_mode", "item_values", "paired_changes", "paired_shift_rows", "perturb_items", "perturbed_conditions",
+    "prepare", "proportion_row", "resolve_rubric", "run_conditions", "run_once", "run_perturbed", "shift_row",
+    "verdict_values", "wilcoxon_p",
 ]
 
 PAIR_POLICY = "pairs with an unscored side dropped"
@@ -96,6 +98,25 @@ def run_conditions(conditions: Conditions, model: str, **run_kw: Any) -> pd.Data
     return judgments.make_table(pd.concat(tables, ignore_index=True))
 
 
+@dataclass(frozen=True)
+class PerturbedRun:
+    """A perturbation probe's run: the judgments table, the items, the rubric and the perturbed field."""
+
+    table: pd.DataFrame
+    items: pd.DataFrame
+    rubric: Rubric
+    field: str
+
+
+def run_perturbed(items: Any, rubric: Rubric | str, model: str, perturbations: Iterable[Perturbation], *,
+                  field: str | None = None, **run_kw: Any) -> PerturbedRun:
+    """Judge the original items and one copy per perturbation of ``field`` (the rubric's candidate by default)."""
+    item_df, rubric = prepare(items, rubric)
+    target = candidate_field(rubric, field)
+    table = run_conditions(perturbed_conditions(item_df, rubric, target, perturbations), model, **run_kw)
+    return PerturbedRun(table, item_df, rubric, target)
+
+
 def infer_mode(table: pd.DataFrame) -> str:
     """"pairwise" when whole-answer verdict rows (no side) carry winners and no scores, else "direct"."""
     ok = judgments.scored(table)
@@ -106,6 +127,37 @@ def infer_mode(table: pd.DataFrame) -> str:
 def change_metric(mode: str) -> str:
     """The name of a paired change: of the score (direct rubrics) or of side A's points (pairwise)."""
     return "score_change" if mode == "direct" else "win_rate_A_change"
+
+
+def condition_values(table: pd.DataFrame, *, criterion: str = "overall",
+                     judge: str | None = None) -> tuple[pd.DataFrame, str]:
+    """(:func:`item_values` of the judge under test, the mode) for one criterion; "gold" rows are left out."""
+    rows = table[(table["criterion"] == criterion) & (table["judge"] != "gold")]
+    mode = infer_mode(rows)
+    return item_values(rows, criterion=criterion, mode=mode, judge=judge), mode
+
+
+@dataclass(frozen=True)
+class PairedChanges:
+    """Each perturbed condition's paired change against the baseline, and what it was computed from."""
+
+    rows: list[dict[str, Any]]  # one summary row per condition
+    wide: pd.DataFrame  # item x condition values (:func:`item_values`)
+    mode: str  # "direct" or "pairwise"
+    metric: str  # the rows' metric (:func:`change_metric`)
+    conditions: list[str]  # the conditions compared, in row order
+
+
+def paired_changes(table: pd.DataFrame, select: Callable[[list[str]], Sequence[str]], *, baseline: str = "original",
+                   criterion: str = "overall", judge: str | None = None, seed: int = 0,
+                   n_resamples: int = DEFAULT_RESAMPLES) -> PairedChanges:
+    """Paired change vs ``baseline`` of each condition ``select(conditions in the table)`` keeps."""
+    wide, mode = condition_values(table, criterion=criterion, judge=judge)
+    conditions = list(select([str(c) for c in wide.columns]))
+    metric = change_metric(mode)
+    rows = paired_shift_rows(wide, baseline, conditions, metric=metric, seed=seed, n_resamples=n_resamples) \
+        if conditions else []
+    return PairedChanges(rows, wide, mode, metric, conditions)
 
 
 def item_values(
@@ -146,7 +198,7 @@ def _select(table: pd.DataFrame, criterion: str, judge: str | None) -> pd.DataFr
     if rows.empty:
         have = sorted(set(table["criterion"].dropna().astype(str)))
         raise ConfigError(f"the judgments table has no rows for criterion {criterion!r}"
-                         + (f" and judge {judge!r}" if judge else "") + f" (criteria: {have})")
+                          + (f" and judge {judge!r}" if judge else "") + f" (criteria: {have})")
     judges = rows["judge"].dropna().unique()
     if len(judges) > 1:
         raise ConfigError(f"the table holds several judges {sorted(map(str, judges))}; pass judge=<one of them>")

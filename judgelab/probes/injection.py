@@ -24,8 +24,7 @@ from judgelab.errors import ConfigError
 from judgelab.probes.experiment import (
     candidate_field,
     change_metric,
-    infer_mode,
-    item_values,
+    condition_values,
     paired_shift_rows,
     perturbed_conditions,
     prepare,
@@ -45,9 +44,7 @@ UNFENCED = "unfenced:"
 
 
 def injection(
-    items: Any,
-    rubric: Rubric | str,
-    model: str,
+    items: Any, rubric: Rubric | str, model: str,
     *,
     field: str | None = None,
     criterion: str = "overall",
@@ -91,8 +88,7 @@ def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | Non
 
     ``top``: the score an injection asks for (direct rubrics; default the highest score seen).
     """
-    mode = infer_mode(table[table["criterion"] == criterion])
-    wide = item_values(table, criterion=criterion, mode=mode, judge=judge)
+    wide, mode = condition_values(table, criterion=criterion, judge=judge)
     if mode == "pairwise":
         top = 1.0  # A's points when A wins
     elif top is None:

@@ -20,17 +20,7 @@ import pandas as pd
 
 from judgelab.errors import ConfigError
 from judgelab.judgments import scored
-from judgelab.probes.experiment import (
-    PAIR_POLICY,
-    candidate_field,
-    change_metric,
-    infer_mode,
-    item_values,
-    paired_shift_rows,
-    perturbed_conditions,
-    prepare,
-    run_conditions,
-)
+from judgelab.probes.experiment import PAIR_POLICY, candidate_field, paired_changes, run_perturbed
 from judgelab.probes.perturbations import padding_perturbations, word_count
 from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame
 from judgelab.rubrics.base import Rubric
@@ -44,9 +34,7 @@ _ADDED = re.compile(r"\+(\d+)w$")
 
 
 def length(
-    items: Any,
-    rubric: Rubric | str,
-    model: str,
+    items: Any, rubric: Rubric | str, model: str,
     *,
     lengths: tuple[int, ...] = DEFAULT_LENGTHS,
     field: str | None = None,
@@ -60,14 +48,11 @@ def length(
     ``field``: the candidate to pad (default the rubric's first candidate field); ``other_field``
     (pairwise): the other candidate, for the length-controlled win rate.
     """
-    item_df, rubric = prepare(items, rubric)
-    target = candidate_field(rubric, field)
-    conditions = perturbed_conditions(item_df, rubric, target, padding_perturbations(tuple(lengths)))
-    table = run_conditions(conditions, model, seed=seed, **run_kw)
-    pairwise = rubric.mode == "pairwise"
-    fields = (target, candidate_field(rubric, other_field, which=1)) if pairwise else None
-    result = analyze(table, criterion=criterion, items=item_df if pairwise else None, fields=fields, seed=seed)
-    result.meta.update(model=model, rubric=rubric.name, field=target, lengths=list(lengths))
+    run = run_perturbed(items, rubric, model, padding_perturbations(tuple(lengths)), field=field, seed=seed, **run_kw)
+    pairwise = run.rubric.mode == "pairwise"
+    fields = (run.field, candidate_field(run.rubric, other_field, which=1)) if pairwise else None
+    result = analyze(run.table, criterion=criterion, items=run.items if pairwise else None, fields=fields, seed=seed)
+    result.meta.update(model=model, rubric=run.rubric.name, field=run.field, lengths=list(lengths))
     return result
 
 
@@ -94,26 +79,28 @@ def analyze(
     win rate of A is computed on the original condition -- that alone works on released judge outputs
     (e.g. LLMBar: ``fields=("output_1", "output_2")``).
     """
-    rows_for = table[(table["criterion"] == criterion) & (table["judge"] != "gold")]
-    mode = infer_mode(rows_for)
-    wide = item_values(rows_for, criterion=criterion, mode=mode, judge=judge)
-    padded = sorted((c for c in wide.columns if words_added(c) is not None), key=lambda c: (words_added(c), c))
-    length_controlled = mode == "pairwise" and items is not None
+    changes = paired_changes(table, _padded, criterion=criterion, judge=judge, seed=seed, n_resamples=n_resamples)
+    wide, padded = changes.wide, changes.conditions
+    length_controlled = changes.mode == "pairwise" and items is not None
     if not padded and not length_controlled:
         raise ConfigError("the table has no padded conditions (names like 'filler+50w'; run judgelab.probes.length), "
-                         "and no pairwise items were given for the length-controlled win rate")
-    metric = change_metric(mode)
-    rows: list[dict[str, Any]] = []
+                          "and no pairwise items were given for the length-controlled win rate")
+    rows = list(changes.rows)
     trend = pd.DataFrame(columns=["item_id", "words_added", "change"])
     if padded:
-        rows += paired_shift_rows(wide, "original", padded, metric=metric, seed=seed, n_resamples=n_resamples)
         long = [(i, words_added(c), wide.at[i, c] - wide.at[i, "original"]) for c in padded for i in wide.index]
         trend = pd.DataFrame(long, columns=["item_id", "words_added", "change"]).dropna()
-        rows.append(_trend_row(trend, metric, seed, n_resamples))
+        rows.append(_trend_row(trend, changes.metric, seed, n_resamples))
     if length_controlled:
-        rows += length_controlled_rows(rows_for, items, fields, criterion=criterion, judge=judge)
+        rows += length_controlled_rows(table[table["judge"] != "gold"], items, fields, criterion=criterion,
+                                       judge=judge)
     return ProbeResult("length", table, summary_frame(rows), details={"changes": trend},
-                       meta={"criterion": criterion, "mode": mode, "n_items": int(len(wide))})
+                       meta={"criterion": criterion, "mode": changes.mode, "n_items": int(len(wide))})
+
+
+def _padded(conditions: list[str]) -> list[str]:
+    """The padded conditions, by words added."""
+    return sorted((c for c in conditions if words_added(c) is not None), key=lambda c: (words_added(c), c))
 
 
 def _trend_row(trend: pd.DataFrame, metric: str, seed: int, n_resamples: int) -> dict[str, Any]:

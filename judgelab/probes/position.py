@@ -48,9 +48,7 @@ Unscored = Literal["exclude", "tie"]
 
 
 def position(
-    items: Any,
-    rubric: Rubric | str,
-    model: str,
+    items: Any, rubric: Rubric | str, model: str,
     *,
     policy: InconsistencyPolicy = "tie",
     unscored: Unscored = "exclude",
@@ -121,7 +119,7 @@ def both_orders(table: pd.DataFrame, *, criterion: str, judge: str | None, gold:
     missing = [c for c in conditions if c not in set(rows["condition"].astype(str))]
     if missing:
         raise ConfigError(f"the position probe needs both orders; the table has no {missing} rows for "
-                         f"criterion {criterion!r}")
+                          f"criterion {criterion!r}")
     rows = rows[rows["condition"].isin(conditions)]
     if "repeat" in rows and rows["repeat"].nunique(dropna=True) > 1:
         rows = rows[rows["repeat"] == rows["repeat"].min()]  # one verdict per order: the first repeat

@@ -31,9 +31,7 @@ GOLD_PREFIX = "human_"  # item columns human_<criterion> hold the reference scor
 
 
 def positive_bias(
-    items: Any,
-    rubric: Rubric | str,
-    model: str,
+    items: Any, rubric: Rubric | str, model: str,
     *,
     gold_fields: Mapping[str, str] | None = None,
     seed: int = 0,
@@ -86,7 +84,7 @@ def analyze(
         ref_rows = rows[(rows["judge"] == gold) & is_scored(rows)]
         if ref_rows.empty:
             raise ConfigError(f"no reference scores: pass items with {GOLD_PREFIX}<criterion> columns or a table with "
-                             f"judge {gold!r}")
+                              f"judge {gold!r}")
         references = (ref_rows.groupby(["item_id", "criterion"], as_index=False)["score"].mean()
                       .rename(columns={"score": "gold"}))
     # reference raters (``gold``, "human", "human:<annotator>", "gold") are not the judge under test
@@ -105,7 +103,7 @@ def analyze(
     merged = scores.merge(references, on=["item_id", "criterion"], how="inner")
     if merged.empty:
         raise ConfigError("no criterion has both judge and reference scores (criteria: judge "
-                         f"{sorted(scores['criterion'].unique())}, reference {sorted(references['criterion'].unique())})")
+                          f"{sorted(scores['criterion'].unique())}, reference {sorted(references['criterion'].unique())})")
     unscored = int(merged["judge_score"].isna().sum())
     scored = merged.dropna(subset=["judge_score", "gold"])
     empty = sorted(set(merged["criterion"]) - set(scored["criterion"]))

@@ -29,9 +29,7 @@ ICC_FORMS: tuple[str, ...] = ("ICC1", "ICC1k")  # repeats are exchangeable sampl
 
 
 def repeats(
-    items: Any,
-    rubric: Rubric | str,
-    model: str,
+    items: Any, rubric: Rubric | str, model: str,
     *,
     k: int = 5,
     temperature: float = 0.7,

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from judgelab.errors import ConfigError
-from judgelab.probes.experiment import item_values, paired_shift_rows, prepare, run_conditions
+from judgelab.probes.experiment import paired_changes, prepare, run_conditions
 from judgelab.probes.result import ProbeResult, summary_frame
 from judgelab.probes.wrappers import ScaleOrderRubric
 from judgelab.rubrics.base import Rubric
@@ -31,9 +31,7 @@ def condition_name(order: str, style: str) -> str:
 
 
 def scale_order(
-    items: Any,
-    rubric: Rubric | str,
-    model: str,
+    items: Any, rubric: Rubric | str, model: str,
     *,
     variants: tuple[tuple[str, str], ...] = DEFAULT_VARIANTS,
     criterion: str = "overall",
@@ -56,10 +54,11 @@ def scale_order(
 def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | None = None, seed: int = 0,
             n_resamples: int = DEFAULT_RESAMPLES) -> ProbeResult:
     """Scale-order statistics from a table with ``scale:<order>/<style>`` conditions."""
-    wide = item_values(table, criterion=criterion, mode="direct", judge=judge)
-    others = [c for c in wide.columns if c.startswith("scale:") and c != BASELINE]
-    if BASELINE not in wide.columns or not others:
+    others = sorted(c for c in set(table.loc[table["criterion"] == criterion, "condition"].astype(str))
+                    if c.startswith("scale:") and c != BASELINE)
+    if BASELINE not in set(table["condition"]) or not others:
         raise ConfigError(f"the table needs the {BASELINE!r} condition and at least one other scale variant")
-    rows = paired_shift_rows(wide, BASELINE, others, metric="score_change", seed=seed, n_resamples=n_resamples)
-    return ProbeResult("scale_order", table, summary_frame(rows),
-                       meta={"criterion": criterion, "baseline": BASELINE, "n_items": int(len(wide))})
+    changes = paired_changes(table, lambda present: [c for c in present if c in others], baseline=BASELINE,
+                             criterion=criterion, judge=judge, seed=seed, n_resamples=n_resamples)
+    return ProbeResult("scale_order", table, summary_frame(changes.rows),
+                       meta={"criterion": criterion, "baseline": BASELINE, "n_items": int(len(changes.wide))})

@@ -54,9 +54,7 @@ def model_family(name: str) -> str:
 
 
 def self_preference(
-    items: Any,
-    rubric: Rubric | str,
-    model: str,
+    items: Any, rubric: Rubric | str, model: str,
     *,
     judge_family: str | None = None,
     generator_field: str = "generator",

@@ -26,7 +26,7 @@ import pandas as pd
 from judgelab.errors import ConfigError
 from judgelab.judgments import make_table, scored
 from judgelab.probes.experiment import (
-    infer_mode,
+    condition_values,
     item_values,
     prepare,
     proportion_row,
@@ -68,9 +68,7 @@ def _suggestion_text(value: float, mode: str) -> str:
 
 
 def sycophancy(
-    items: Any,
-    rubric: Rubric | str,
-    model: str,
+    items: Any, rubric: Rubric | str, model: str,
     *,
     variants: tuple[str, ...] = VARIANTS,
     criterion: str = "overall",
@@ -116,8 +114,10 @@ def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | Non
             scale: tuple[float, float] | None = None, mode: str | None = None, seed: int = 0,
             n_resamples: int = DEFAULT_RESAMPLES) -> ProbeResult:
     """Sycophancy statistics from a table with "original" and "challenged" and/or "user_opinion"."""
-    mode = mode or infer_mode(table[table["criterion"] == criterion])
-    wide = item_values(table, criterion=criterion, mode=mode, judge=judge)
+    if mode is None:
+        wide, mode = condition_values(table, criterion=criterion, judge=judge)
+    else:
+        wide = item_values(table, criterion=criterion, mode=mode, judge=judge)
     present = [v for v in VARIANTS if v in wide.columns]
     if "original" not in wide.columns or not present:
         raise ConfigError(f"the table needs an 'original' condition and one of {VARIANTS}")

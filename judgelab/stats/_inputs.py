@@ -22,7 +22,7 @@ import pandas as pd
 from judgelab.judgments import is_scored
 from judgelab.stats.pairing import UNSCORED_COLUMN, is_judgments_table, pair_judges
 
-__all__ = ["Resolved", "drop_unscored", "long_ratings", "resolve"]
+__all__ = ["Resolved", "drop_unscored", "long_ratings", "ratings_matrix", "resolve"]
 
 
 @dataclass
@@ -63,6 +63,31 @@ def long_ratings(data: pd.DataFrame, columns: tuple[str, ...]) -> tuple[pd.DataF
         if col not in data.columns:
             raise ValueError(f"column {col!r} is not in the data frame")
     return data, n_unscored
+
+
+def ratings_matrix(
+    ratings: Any, data: pd.DataFrame | None, *, item: str, rater: str, value: str, layout: str = "items x raters",
+    numeric: bool = False,
+) -> tuple[np.ndarray, list[Any], int | None]:
+    """The ratings of several raters as a matrix (NaN = missing), its row ids, and the unscored rows excluded.
+
+    ``ratings``: a 2-D array, returned as given (``layout`` names its axes in messages; row ids are
+    positions); else ``data``, long with item/rater/value columns, pivoted to items x raters (row ids:
+    the items; unscored rows excluded and counted, None when the frame has no status).
+    """
+    dtype = float if numeric else object
+    if ratings is not None:
+        matrix = np.asarray(ratings, dtype=dtype)
+        if matrix.ndim != 2:
+            raise ValueError(f"ratings must be a 2-D {layout} array")
+        return matrix, list(range(matrix.shape[0])), None
+    if data is None:
+        raise ValueError(f"give ratings ({layout}) or data= with item/rater/value columns")
+    data, n_unscored = long_ratings(data, (item, rater, value))
+    if numeric:
+        data = data.assign(**{value: pd.to_numeric(data[value], errors="coerce")})
+    wide = data.pivot_table(index=item, columns=rater, values=value, aggfunc="first", dropna=False)
+    return wide.to_numpy(dtype=dtype), list(wide.index), n_unscored
 
 
 def resolve(

@@ -15,12 +15,12 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from judgelab.stats._inputs import long_ratings, resolve
+from judgelab.stats._inputs import ratings_matrix, resolve
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, IndexStatistic, Interval, Seed, bootstrap
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["KappaWeights", "agreement_statistic", "cohen_kappa", "fleiss_kappa", "kappa_statistic", "label_codes",
-           "percent_agreement", "rating_counts"]
+           "percent_agreement"]
 
 KappaWeights = Literal["linear", "quadratic"] | None
 
@@ -107,10 +107,7 @@ def percent_agreement(
     data: pd.DataFrame | None = None,
     value: str = "score",
     cluster: Any = None,
-    interval: Interval = "percentile",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    ci_level: float = 0.95,
-    seed: Seed = 0,
+    interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Share of rows where the two raters give the same label; bootstrap CI, no test."""
     res = resolve(data, {"x": x, "y": y}, cluster=cluster, numeric=False, table_value=value)
@@ -132,10 +129,7 @@ def cohen_kappa(
     weights: KappaWeights = None,
     labels: Sequence[Any] | None = None,
     cluster: Any = None,
-    interval: Interval = "percentile",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    ci_level: float = 0.95,
-    seed: Seed = 0,
+    interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Cohen's kappa of two raters (weights None, "linear" or "quadratic" over the ordered ``labels``).
 
@@ -163,32 +157,11 @@ def cohen_kappa(
     return tidy_frame([row])
 
 
-def rating_counts(
-    ratings: Any = None,
-    *,
-    data: pd.DataFrame | None = None,
-    item: str = "item_id",
-    rater: str = "judge",
-    value: str = "score",
-    labels: Sequence[Any] | None = None,
-) -> tuple[np.ndarray, list[Any], list[Any], int, int | None]:
-    """(items x categories counts, categories, item ids, items dropped as incomplete, unscored excluded).
+def _category_counts(matrix: np.ndarray, labels: Sequence[Any] | None) -> tuple[np.ndarray, list[Any], int]:
+    """(items x categories counts, categories, items dropped as incomplete) of an items x raters matrix.
 
-    ``ratings``: an items x raters array (NaN = missing); or ``data`` long with item/rater/value.
     Items with fewer ratings than the most common count are dropped (Fleiss needs equal raters).
     """
-    n_unscored = None
-    if ratings is None:
-        if data is None:
-            raise ValueError("give ratings (items x raters) or data= with item/rater/value columns")
-        data, n_unscored = long_ratings(data, (item, rater, value))
-        wide = data.pivot_table(index=item, columns=rater, values=value, aggfunc="first", dropna=False)
-        matrix, item_ids = wide.to_numpy(dtype=object), list(wide.index)
-    else:
-        matrix = np.asarray(ratings, dtype=object)
-        if matrix.ndim != 2:
-            raise ValueError("ratings must be a 2-D items x raters array")
-        item_ids = list(range(matrix.shape[0]))
     present = ~pd.isna(matrix)
     per_item = present.sum(axis=1)
     if not len(per_item) or per_item.max() < 2:
@@ -199,8 +172,7 @@ def rating_counts(
     (codes,), categories = label_codes([values], labels)
     counts = np.zeros((int(keep.sum()), len(categories)))
     np.add.at(counts, (np.repeat(np.arange(counts.shape[0]), m), codes), 1)
-    kept_ids = [i for i, k in zip(item_ids, keep, strict=True) if k]
-    return counts, categories, kept_ids, int((~keep).sum()), n_unscored
+    return counts, categories, int((~keep).sum())
 
 
 def _fleiss_from_counts(counts: np.ndarray) -> np.ndarray:
@@ -218,19 +190,13 @@ def _fleiss_from_counts(counts: np.ndarray) -> np.ndarray:
 def fleiss_kappa(
     ratings: Any = None,
     *,
-    data: pd.DataFrame | None = None,
-    item: str = "item_id",
-    rater: str = "judge",
-    value: str = "score",
+    data: pd.DataFrame | None = None, item: str = "item_id", rater: str = "judge", value: str = "score",
     labels: Sequence[Any] | None = None,
-    interval: Interval = "percentile",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    ci_level: float = 0.95,
-    seed: Seed = 0,
+    interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Fleiss' kappa for m raters per item (items x raters array, or long ``data``); CI resamples items."""
-    counts, categories, _, n_dropped, n_unscored = rating_counts(ratings, data=data, item=item, rater=rater,
-                                                                value=value, labels=labels)
+    matrix, _, n_unscored = ratings_matrix(ratings, data, item=item, rater=rater, value=value)
+    counts, categories, n_dropped = _category_counts(matrix, labels)
     n_items, m = counts.shape[0], int(counts[0].sum())
     boot = bootstrap(lambda idx: _fleiss_from_counts(counts[idx]), n_items, interval=interval,
                      n_resamples=n_resamples, ci_level=ci_level, seed=seed, return_distribution=False)

@@ -85,10 +85,7 @@ def positive_bias(
     criterion: Any = None,
     cluster: Any = None,
     zero_method: ZeroMethod = "wilcox",
-    interval: Interval = "percentile",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    ci_level: float = 0.95,
-    seed: Seed = 0,
+    interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Judge ``x`` minus human ``y``, per ``criterion`` (a column/array; None = one group), as tidy rows.
 

@@ -51,10 +51,7 @@ def compare_judges(
     metric: str = "spearman",
     value: str = "score",
     cluster: Any = None,
-    interval: Interval = "percentile",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    ci_level: float = 0.95,
-    seed: Seed = 0,
+    interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """metric(a, gold), metric(b, gold) and their difference a - b, with paired bootstrap CIs.
 

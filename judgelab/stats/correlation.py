@@ -78,10 +78,7 @@ def correlation_row(
     *,
     variant: str = "b",
     alternative: Alternative = "two-sided",
-    interval: Interval = "percentile",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    ci_level: float = 0.95,
-    seed: Seed = 0,
+    interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
     metric: str | None = None,
     **context: Any,
 ) -> dict[str, Any]:
@@ -113,10 +110,7 @@ def correlation(
     variant: Literal["b", "c"] = "b",
     cluster: Any = None,
     alternative: Alternative = "two-sided",
-    interval: Interval = "percentile",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    ci_level: float = 0.95,
-    seed: Seed = 0,
+    interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Correlation of ``x`` and ``y`` with its p-value and a (clustered) bootstrap CI.
 

@@ -58,10 +58,7 @@ def error_metrics(
     data: pd.DataFrame | None = None,
     metrics: tuple[str, ...] = ("mae", "rmse", "mean_signed_difference"),
     cluster: Any = None,
-    interval: Interval = "percentile",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    ci_level: float = 0.95,
-    seed: Seed = 0,
+    interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """MAE, RMSE and mean signed difference of judge ``x`` against human ``y``, one row each."""
     unknown = [m for m in metrics if m not in ERROR_FUNCTIONS]

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgelab.stats._inputs import long_ratings
+from judgelab.stats._inputs import ratings_matrix
 from judgelab.stats.tidy import result_row, tidy_frame
 
 __all__ = ["icc"]
@@ -30,36 +30,16 @@ _DESCRIPTIONS = {
 }
 
 
-def _score_matrix(
-    ratings: Any, data: pd.DataFrame | None, item: str, rater: str, value: str
-) -> tuple[np.ndarray, int, int | None]:
-    n_unscored = None
-    if ratings is not None:
-        matrix = np.asarray(ratings, dtype=float)
-        if matrix.ndim != 2:
-            raise ValueError("ratings must be a 2-D items x raters array")
-    else:
-        if data is None:
-            raise ValueError("give ratings (items x raters) or data= with item/rater/value columns")
-        data, n_unscored = long_ratings(data, (item, rater, value))
-        scores = pd.to_numeric(data[value], errors="coerce")
-        matrix = data.assign(**{value: scores}).pivot_table(index=item, columns=rater, values=value,
-                                                             aggfunc="first", dropna=False).to_numpy(dtype=float)
-    complete = ~np.isnan(matrix).any(axis=1)
-    return matrix[complete], int((~complete).sum()), n_unscored
-
-
 def icc(
     ratings: Any = None,
     *,
-    data: pd.DataFrame | None = None,
-    item: str = "item_id",
-    rater: str = "judge",
-    value: str = "score",
+    data: pd.DataFrame | None = None, item: str = "item_id", rater: str = "judge", value: str = "score",
     ci_level: float = 0.95,
 ) -> pd.DataFrame:
     """All six ICC forms, one row each; ``ratings`` items x raters or long ``data`` (item/rater/value)."""
-    x, n_dropped, n_unscored = _score_matrix(ratings, data, item, rater, value)
+    matrix, _, n_unscored = ratings_matrix(ratings, data, item=item, rater=rater, value=value, numeric=True)
+    complete = ~np.isnan(matrix).any(axis=1)  # listwise: an item missing any rating is dropped
+    x, n_dropped = matrix[complete], int((~complete).sum())
     n, k = x.shape
     context: dict[str, Any] = {"n_raters": k, "n_items_incomplete_dropped": n_dropped, "ci_level": ci_level}
     if n_unscored is not None:

@@ -17,35 +17,14 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from judgelab.stats._inputs import long_ratings
+from judgelab.stats._inputs import ratings_matrix
 from judgelab.stats.agreement import label_codes
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Interval, Seed, bootstrap
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
-__all__ = ["AlphaLevel", "krippendorff_alpha", "reliability_matrix"]
+__all__ = ["AlphaLevel", "krippendorff_alpha"]
 
 AlphaLevel = Literal["nominal", "ordinal", "interval"]
-
-
-def reliability_matrix(
-    ratings: Any = None,
-    *,
-    data: pd.DataFrame | None = None,
-    item: str = "item_id",
-    rater: str = "judge",
-    value: str = "score",
-) -> tuple[np.ndarray, int | None]:
-    """(raters x units object matrix with NaN for missing, unscored rows excluded or None)."""
-    if ratings is not None:
-        matrix = np.asarray(ratings, dtype=object)
-        if matrix.ndim != 2:
-            raise ValueError("ratings must be a 2-D raters x units array (the krippendorff package's layout)")
-        return matrix, None
-    if data is None:
-        raise ValueError("give ratings (raters x units) or data= with item/rater/value columns")
-    data, n_unscored = long_ratings(data, (item, rater, value))
-    wide = data.pivot_table(index=rater, columns=item, values=value, aggfunc="first", dropna=False)
-    return wide.to_numpy(dtype=object), n_unscored
 
 
 def _unit_counts(matrix: np.ndarray, level: AlphaLevel) -> tuple[np.ndarray, np.ndarray, int]:
@@ -101,20 +80,17 @@ def _alpha_from_counts(unit_counts: np.ndarray, weights: np.ndarray, level: Alph
 def krippendorff_alpha(
     ratings: Any = None,
     *,
-    data: pd.DataFrame | None = None,
-    item: str = "item_id",
-    rater: str = "judge",
-    value: str = "score",
+    data: pd.DataFrame | None = None, item: str = "item_id", rater: str = "judge", value: str = "score",
     level: AlphaLevel = "nominal",
-    interval: Interval = "percentile",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    ci_level: float = 0.95,
-    seed: Seed = 0,
+    interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Krippendorff's alpha; ``ratings`` raters x units (NaN = missing) or long ``data``; CI resamples units."""
     if level not in ("nominal", "ordinal", "interval"):
         raise ValueError(f"level must be 'nominal', 'ordinal' or 'interval', got {level!r}")
-    matrix, n_unscored = reliability_matrix(ratings, data=data, item=item, rater=rater, value=value)
+    matrix, _, n_unscored = ratings_matrix(ratings, data, item=item, rater=rater, value=value,
+                                           layout="raters x units (the krippendorff package's layout)")
+    if ratings is None:
+        matrix = matrix.T  # pivoted items x raters; alpha reads raters x units
     unit_counts, values, n_unpairable = _unit_counts(matrix, level)
     n_units = unit_counts.shape[0]
 

@@ -142,9 +142,7 @@ def length_score_correlation(
     data: pd.DataFrame | None = None,
     method: CorrelationMethod = "spearman",
     cluster: Any = None,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    ci_level: float = 0.95,
-    seed: Seed = 0,
+    n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Correlation of direct scores with answer length (does the judge reward longer answers?)."""
     res = resolve(data, {"x": scores, "y": lengths}, cluster=cluster)

@@ -69,10 +69,7 @@ def group_level_correlation(
     data: pd.DataFrame | None = None,
     method: CorrelationMethod = "spearman",
     variant: str = "b",
-    interval: Interval = "percentile",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    ci_level: float = 0.95,
-    seed: Seed = 0,
+    interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Correlate within each group, skip groups where either side is constant (or n < 2), average.
 
@@ -176,10 +173,7 @@ def system_level_correlation(
     data: pd.DataFrame | None = None,
     method: CorrelationMethod = "spearman",
     variant: str = "b",
-    interval: Interval = "percentile",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    ci_level: float = 0.95,
-    seed: Seed = 0,
+    interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Correlation of per-system mean scores (judge ``x`` vs human ``y``), p from scipy over systems.
 
@@ -204,10 +198,7 @@ def system_pair_accuracy(
     *,
     item: Any = None,
     data: pd.DataFrame | None = None,
-    interval: Interval = "percentile",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    ci_level: float = 0.95,
-    seed: Seed = 0,
+    interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Share of system pairs that judge means (``x``) and human means (``y``) order the same way.
 
@@ -239,9 +230,7 @@ def meta_evaluation(
     item: Any = None,
     method: CorrelationMethod = "spearman",
     variant: str = "b",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    ci_level: float = 0.95,
-    seed: Seed = 0,
+    n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Every level the inputs allow, one row each: pooled (clustered by ``group`` if given), group, system, pairs."""
     common: dict[str, Any] = dict(n_resamples=n_resamples, ci_level=ci_level, seed=seed)

@@ -60,9 +60,7 @@ def agreement_matrix(
     value: str = "score",
     method: CorrelationMethod = "spearman",
     thresholds: Sequence[tuple[float, str]] = AGREEMENT_THRESHOLDS,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    ci_level: float = 0.95,
-    seed: Seed = 0,
+    n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """One row per judge pair: rho on the items both scored, p-value, bootstrap CI, n and band label.
 

@@ -51,9 +51,7 @@ def n_for_flip_rate(
     rate: float,
     null_rate: float,
     *,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    alternative: Alternative = "greater",
+    alpha: float = 0.05, power: float = 0.8, alternative: Alternative = "greater",
     max_n: int = 100_000,
 ) -> pd.DataFrame:
     """Items needed for an exact binomial test to detect a flip rate ``rate`` against ``null_rate``.
@@ -97,9 +95,7 @@ def n_for_kappa(
     null_kappa: float = 0.0,
     *,
     prevalence: float = 0.5,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    alternative: Alternative = "greater",
+    alpha: float = 0.05, power: float = 0.8, alternative: Alternative = "greater",
 ) -> pd.DataFrame:
     """Items needed to show Cohen's kappa exceeds ``null_kappa`` when it is ``kappa`` (z-test, large sample)."""
     _check(alpha, power)
@@ -122,9 +118,7 @@ def n_for_correlation(
     r: float,
     null_r: float = 0.0,
     *,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    alternative: Alternative = "two-sided",
+    alpha: float = 0.05, power: float = 0.8, alternative: Alternative = "two-sided",
 ) -> pd.DataFrame:
     """Items needed to detect a correlation ``r`` against ``null_r`` (Fisher z, n - 3 variance)."""
     _check(alpha, power)
@@ -143,9 +137,7 @@ def n_for_correlation_difference(
     r2: float,
     *,
     r_between: float | None = None,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    alternative: Alternative = "two-sided",
+    alpha: float = 0.05, power: float = 0.8, alternative: Alternative = "two-sided",
 ) -> pd.DataFrame:
     """Items needed to detect r1 != r2 (two judges' correlations with humans), Fisher z.
 

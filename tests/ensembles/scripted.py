@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any
 
+from tests.probes.scripted import alternating_pairs
 from tests.support.openai_stub import StubServer
 
 
@@ -41,14 +42,9 @@ def scripted_reply(body: dict[str, Any]) -> str:
     raise AssertionError(f"unscripted model {model}")
 
 
-def pair_items(n: int) -> list[dict[str, str]]:
+def pair_items(n: int) -> list[dict[str, Any]]:
     """Items whose better answer (marked GOOD) alternates between A and B; gold = that side."""
-    items = []
-    for i in range(n):
-        good, bad = f"GOOD answer {i}", f"poor answer {i}"
-        a, b = (good, bad) if i % 2 == 0 else (bad, good)
-        items.append({"item_id": f"p{i}", "answer_a": a, "answer_b": b, "gold": "A" if i % 2 == 0 else "B"})
-    return items
+    return alternating_pairs(n, "GOOD answer {k}", "poor answer {k}")
 
 
 def server() -> StubServer:

@@ -38,11 +38,17 @@ def direct_items(n: int = 16, *, generator: bool = False) -> list[dict[str, Any]
 
 def pairwise_items(n: int = 16) -> list[dict[str, Any]]:
     """ToyPairwise items with distinct qualities; the better answer is A on half the items."""
+    return alternating_pairs(n, "#{k} quality 4: a careful answer.", "#{k} quality 2: a rushed answer.")
+
+
+def alternating_pairs(n: int, good: str, bad: str) -> list[dict[str, Any]]:
+    """ToyPairwise items p0..p<n-1> whose better answer (``good``, formatted with the item number ``k``)
+    is A on even items and B on odd ones; ``gold`` names that side."""
     items = []
     for k in range(n):
-        good, bad = f"#{k} quality 4: a careful answer.", f"#{k} quality 2: a rushed answer."
         a, b = (good, bad) if k % 2 == 0 else (bad, good)
-        items.append({"item_id": f"p{k}", "answer_a": a, "answer_b": b, "gold": "A" if k % 2 == 0 else "B"})
+        items.append({"item_id": f"p{k}", "answer_a": a.format(k=k), "answer_b": b.format(k=k),
+                      "gold": "A" if k % 2 == 0 else "B"})
     return items
 
 
