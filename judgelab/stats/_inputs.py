@@ -73,7 +73,8 @@ def ratings_matrix(
 
     ``ratings``: a 2-D array, returned as given (``layout`` names its axes in messages; row ids are
     positions); else ``data``, long with item/rater/value columns, pivoted to items x raters (row ids:
-    the items; unscored rows excluded and counted, None when the frame has no status).
+    the items; unscored rows excluded and counted, None when the frame has no status). Two scored
+    ratings of one item by one rater are an error, not silently collapsed.
     """
     dtype = float if numeric else object
     if ratings is not None:
@@ -84,6 +85,11 @@ def ratings_matrix(
     if data is None:
         raise ValueError(f"give ratings ({layout}) or data= with item/rater/value columns")
     data, n_unscored = long_ratings(data, (item, rater, value))
+    dup = data.duplicated(subset=[item, rater], keep=False)
+    if dup.any():
+        first = data.loc[dup, [item, rater]].iloc[0].to_dict()
+        raise ValueError(f"{int(dup.sum())} scored rows share an {item}/{rater} pair (first {first}); one rating "
+                         "per rater and item: filter to one condition, criterion and repeat, or aggregate first")
     if numeric:
         data = data.assign(**{value: pd.to_numeric(data[value], errors="coerce")})
     wide = data.pivot_table(index=item, columns=rater, values=value, aggfunc="first", dropna=False)

@@ -101,6 +101,13 @@ def test_fleiss_kappa_long_input_drops_incomplete_items() -> None:
     assert np.isnan(constant["estimate"]) and "same category" in constant["note"]
 
 
+def test_long_ratings_with_two_ratings_of_one_item_by_one_rater_are_an_error() -> None:
+    frame = pd.DataFrame({"item_id": [0, 0, 1, 1, 1], "judge": ["a", "b", "a", "b", "b"], "score": [1, 1, 2, 2, 3]})
+    for statistic in (fleiss_kappa, krippendorff_alpha, icc):
+        with pytest.raises(ValueError, match="share an item_id/judge pair"):
+            statistic(data=frame)
+
+
 @pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_krippendorff_alpha_matches_the_krippendorff_package(level: str, seed: int) -> None:
