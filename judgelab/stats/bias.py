@@ -1,4 +1,4 @@
-"""Positive bias: does the judge rate higher than humans? (The seed paper's central finding.)
+"""Positive bias: does the judge rate higher than humans? (Donati, Savino & Torroni's central finding.)
 
 Per criterion, on items scored by both: the mean of judge - human with a (clustered)
 bootstrap CI and a t-test; the Wilcoxon signed-rank test; the sign test on non-zero

@@ -1,6 +1,6 @@
 """Model-to-model agreement: Spearman rho with p-value (and CI) between every pair of judges on shared items.
 
-Labels follow the seed paper (Donati, Savino & Torroni, "Do Large Language Models understand
+Labels follow Donati, Savino & Torroni ("Do Large Language Models understand
 how to be judges?"). The paper does not print its cut-offs, but every rho it labels is
 consistent with the bands below (the Hinkle, Wiersma & Jurs rule of thumb): it calls 0.218
 "negligible", 0.422 and 0.490 "Low", 0.583-0.671 "Medium" and 0.708-0.810 "High". The

@@ -1,6 +1,6 @@
-"""Reference analyses: a seed paper's published numbers, and studies redone on released judge data.
+"""Reference analyses: a paper's published numbers, and studies redone on released judge data.
 
-- :func:`paper_table1`: the seed paper's Table 1 (24 judges' MAE and Spearman rho), as printed.
+- :func:`paper_table1`: Table 1 of Donati, Savino & Torroni ("Do Large Language Models understand how to be judges?") (24 judges' MAE and Spearman rho), as printed.
 - :mod:`judgelab.studies.summeval_study`: the paper's meta-evaluation redone on SummEval with the
   released gpt-3.5-turbo and Llama-2 judges (MAE, rho, positive bias, model-to-model agreement).
 - :mod:`judgelab.studies.llmbar_study`: LLMBar accuracy, position consistency and length effects.

@@ -1,4 +1,4 @@
-"""Figures of the seed paper's study (Donati, Savino & Torroni) and its SummEval redo.
+"""Figures of Donati, Savino & Torroni's study ("Do Large Language Models understand how to be judges?") and its SummEval redo.
 
 Study-specific: they read the ``family`` and ``size_b`` columns that :mod:`judgelab.studies.summeval_study`
 attaches to each judge (and the paper's Table 1), so they live with the study, not in :mod:`judgelab.viz`.

@@ -25,7 +25,7 @@ from matplotlib.figure import Figure
 from judgelab.errors import ConfigError
 from judgelab.stats import DEFAULT_RESAMPLES
 from judgelab.studies import figures, llmbar_study, openqa_study, summeval_study
-from judgelab.studies.paper import PAPER_CITATION, paper_table1
+from judgelab.studies.paper import PAPER_CITATION, PAPER_SHORT, paper_table1
 from judgelab.viz import plots
 from judgelab.viz.style import DPI
 
@@ -66,7 +66,7 @@ def summeval_artifacts(settings: Settings) -> list[Artifact]:
     """01_editorial_summary (and 00_quickstart): the paper's meta-evaluation redone on SummEval."""
     study = summeval_study.load_study(settings.data_dir)
     src = summeval_study.sources(study)
-    paper_src = [{"repo": "seed paper", "commit": "Table 1 as printed", "license": "quoted numbers",
+    paper_src = [{"repo": PAPER_SHORT, "commit": "Table 1 as printed", "license": "quoted numbers",
                   "location": PAPER_CITATION}]
     nb = "01_editorial_summary"
     kw = dict(n_resamples=settings.n_resamples, seed=settings.seed)
@@ -98,17 +98,17 @@ def summeval_artifacts(settings: Settings) -> list[Artifact]:
         Artifact("summeval_metric_vs_size", nb, f"Figures-2/3 style. {base} {ci}.", src,
                  figure=figures.plot_metric_vs_size(wide, title="SummEval: MAE and ρ vs judge size",
                                                     caption_text=f"{base} {ci}."), tables=["summeval_meta"]),
-        Artifact("paper_table1", nb, f"The seed paper's Table 1 as printed: {PAPER_CITATION}.", paper_src,
+        Artifact("paper_table1", nb, f"{PAPER_SHORT}'s Table 1 as printed: {PAPER_CITATION}.", paper_src,
                  table=paper),
         Artifact("paper_vs_summeval", nb, f"Left: {PAPER_CITATION} (no CIs published; hollow = p >= 0.05). "
                  f"Right: the same plot for the SummEval redo. {base} {ci}.", paper_src + src,
-                 figure=figures.plot_paper_side_by_side(paper, wide, caption_text=f"Left: seed paper Table 1 as "
+                 figure=figures.plot_paper_side_by_side(paper, wide, caption_text=f"Left: {PAPER_SHORT}, Table 1 as "
                                                         f"printed. Right: {base} {ci}."),
                  tables=["paper_table1", "summeval_meta"]),
         Artifact("paper_metric_vs_size", nb, f"Figures 2-3 from the paper's Table 1: {PAPER_CITATION}.", paper_src,
                  figure=figures.plot_metric_vs_size(paper.rename(columns={"spearman_rho": "rho", "model": "judge"}),
                                                     title="Paper Table 1: MAE and ρ vs judge size",
-                                                    caption_text="Seed paper Table 1 as printed (no CIs published)."),
+                                                    caption_text=f"{PAPER_SHORT}, Table 1 as printed (no CIs published)."),
                  tables=["paper_table1"]),
         Artifact("summeval_score_distributions", nb, "Score shares per judge and criterion.", src, table=dist),
         Artifact("summeval_score_distributions_fig", nb, f"Figures-4/5/6 style. {base} Human bars pool the 3 "
@@ -122,7 +122,7 @@ def summeval_artifacts(settings: Settings) -> list[Artifact]:
                  figure=plots.plot_positive_bias_forest(bias, caption_text=f"{base} {ci}.").figure,
                  tables=["summeval_positive_bias"]),
         Artifact("summeval_model_agreement", nb, "Spearman rho between every pair of judges.", src, table=agreement),
-        Artifact("summeval_model_agreement_fig", nb, f"Model-to-model agreement. {base} Bands: the seed paper's "
+        Artifact("summeval_model_agreement_fig", nb, f"Model-to-model agreement. {base} Bands: {PAPER_SHORT}'s "
                  "(Negligible < 0.3 <= Low < 0.5 <= Medium < 0.7 <= High).", src,
                  figure=plots.plot_agreement_heatmap(agreement, caption_text=f"{base} Labels: agreement bands "
                                                      "(Negligible < .3 <= Low < .5 <= Medium < .7 <= High).").figure,

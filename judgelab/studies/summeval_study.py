@@ -1,4 +1,4 @@
-"""The seed paper's meta-evaluation redone on SummEval with the released LLM_summeval judges.
+"""Donati et al.'s meta-evaluation redone on SummEval with the released LLM_summeval judges.
 
 The paper (Table 1, Figures 1-6) scores each judge by MAE and Spearman rho against expert
 ratings pooled over criteria, compares judge and human score distributions (positive bias), and
