@@ -112,6 +112,23 @@ _MOVED: dict[str, tuple[str, ...]] = {
 }
 
 
+# names that changed with the move (old module -> {old name: new name}); the old name warns and forwards
+_RENAMED: dict[str, dict[str, str]] = {
+    "judgelab.plots": {
+        "meta_forest": "plot_meta_forest", "score_distributions": "plot_score_distributions",
+        "positive_bias_forest": "plot_positive_bias_forest", "agreement_heatmap": "plot_agreement_heatmap",
+        "pairwise_accuracy_grid": "plot_pairwise_accuracy_grid", "length_effect": "plot_length_effect",
+        "agreement_forest": "plot_agreement_forest", "error_breakdown": "plot_error_breakdown",
+        "quickstart_scores": "plot_score_shares", "mae_vs_rho": "plot_mae_vs_rho",
+        "metric_vs_size": "plot_metric_vs_size", "paper_side_by_side": "plot_paper_side_by_side",
+    },
+    "judgelab.reference.summeval_study": {
+        "meta_evaluation": "meta_evaluation_table", "score_distributions": "score_distribution_table",
+        "positive_bias": "positive_bias_table", "model_agreement": "model_agreement_table",
+    },
+}
+
+
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Serves the old module paths of :data:`_MOVED` as thin forwarding modules that warn once."""
 
@@ -129,8 +146,13 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         warnings.warn(f"{module.__name__} has moved to {' / '.join(homes)}; the old path works until judgelab 0.3",
                       FutureWarning, stacklevel=2)
         targets = [importlib.import_module(home) for home in homes]
+        renamed = _RENAMED.get(module.__name__, {})
 
         def forward(name: str) -> Any:
+            if name in renamed:
+                warnings.warn(f"{module.__name__}.{name} is now {homes[0]}.{renamed[name]}", FutureWarning,
+                              stacklevel=2)
+                name = renamed[name]
             for target in targets:
                 if hasattr(target, name):
                     return getattr(target, name)

@@ -215,7 +215,8 @@ def probe(
 def reproduce(
     out: Path = typer.Option(Path("figures"), help="Folder for the PNG/PDF figures, sidecar JSONs and CSV tables."),
     data_dir: Path | None = typer.Option(None, help="Data folder (default: $JUDGELAB_DATA_DIR, else download)."),
-    n_resamples: int = typer.Option(1000, min=100, help="Bootstrap resamples per interval."),
+    n_resamples: int = typer.Option(1000, min=100, help="Bootstrap resamples per interval (1000 keeps a full "
+                                    "reproduce to minutes; the library default is judgelab.stats.DEFAULT_RESAMPLES)."),
     seed: int = typer.Option(0, help="Seed of every resampling."),
     group: list[str] = typer.Option([], help="Only these groups (summeval, llmbar, openqa); default all."),
 ) -> None:

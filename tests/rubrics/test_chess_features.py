@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from tests.rubrics.rubric_helpers import EXAMPLES
 
 from judgelab.rubrics.chess_commentary import context_flags
 from judgelab.rubrics.chess_features import analyse_pgn, feature_items, find_stockfish, linearise, win_percent
+from tests.rubrics.rubric_helpers import EXAMPLES
 
 PGN = EXAMPLES / "chess_short.pgn"  # the Scholar's mate with [%eval] comments
 

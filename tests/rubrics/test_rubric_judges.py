@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.rubrics.rubric_helpers import EXAMPLES, examples
 
 from judgelab.rubrics import RubricSpecError, combine_swapped_passes, load_rubric
 from judgelab.rubrics.base import ParseFailure, RowKey
+from tests.rubrics.rubric_helpers import EXAMPLES, examples
 
 
 def run(name: str, raw: str, item: dict | None = None, index: int = 0, swapped: bool = False, request: int = 0,

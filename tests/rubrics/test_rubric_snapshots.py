@@ -10,9 +10,9 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.rubrics.rubric_helpers import EXAMPLES, examples
 
 from judgelab.rubrics import list_rubrics, load_rubric
+from tests.rubrics.rubric_helpers import EXAMPLES, examples
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 
