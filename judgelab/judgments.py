@@ -3,10 +3,16 @@
 One row per item x judge x criterion (or pairwise side) x condition x repeat. A failed call
 or an unparseable answer is a row with a ``status`` other than ``"ok"`` and an
 ``unscored_reason``; it never carries a score and is never dropped.
+
+Build one from your own rows with :func:`make_table` (missing ``status`` and ``run_id`` are
+filled in, see there), from any data frame or file of judge verdicts with
+:func:`judgelab.datasets.from_frame`, or read one with :func:`load`. The columns, what they
+mean, the values they allow and who fills them, are listed below (``COLUMN_DOCS``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -20,9 +26,10 @@ import pandas as pd
 from judgelab.errors import JudgelabError
 
 __all__ = [
-    "API_ERROR", "COLUMNS", "KEY_COLUMNS", "OK", "PARSE_ERROR", "REFUSAL", "REQUIRED_NON_NULL", "SCHEMA",
-    "SKIPPED_BUDGET", "STATUSES", "UNSCORED_STATUSES", "JudgmentsFileNotFoundError", "JudgmentsTableError", "detail", "empty_table", "is_scored",
-    "load", "make_table", "save", "scored", "status_counts", "validate",
+    "API_ERROR", "COLUMNS", "COLUMN_DOCS", "KEY_COLUMNS", "MISSING", "OK", "PARSE_ERROR", "REFUSAL", "REQUIRED_NON_NULL",
+    "SCHEMA", "SKIPPED_BUDGET", "STATUSES", "UNSCORED_STATUSES", "VALUE_COLUMNS", "JudgmentsFileNotFoundError",
+    "JudgmentsTableError", "aggregate_repeats", "detail", "empty_table", "fill_unscored", "is_scored", "load",
+    "make_table", "save", "scored", "status_counts", "validate",
 ]
 
 # Row statuses: OK carries a score/winner/verdict; every other status is an unscored row with a reason.
@@ -31,7 +38,8 @@ PARSE_ERROR = "parse_error"  # the judge answered but the answer could not be re
 API_ERROR = "api_error"  # the call failed (after retries) or was never attempted because the run stopped
 REFUSAL = "refusal"  # the judge (or the provider's content filter) declined the task
 SKIPPED_BUDGET = "skipped_budget"  # not called: the cost budget would have been passed
-STATUSES: tuple[str, ...] = (OK, PARSE_ERROR, API_ERROR, REFUSAL, SKIPPED_BUDGET)
+MISSING = "missing"  # imported data had no value in this cell (judgelab.datasets.from_frame)
+STATUSES: tuple[str, ...] = (OK, PARSE_ERROR, API_ERROR, REFUSAL, SKIPPED_BUDGET, MISSING)
 UNSCORED_STATUSES: tuple[str, ...] = tuple(s for s in STATUSES if s != OK)
 
 # column -> pandas dtype. Nullable dtypes throughout so that "missing" stays missing.
@@ -72,6 +80,73 @@ COLUMNS: tuple[str, ...] = tuple(SCHEMA)
 REQUIRED_NON_NULL: tuple[str, ...] = ("run_id", "item_id", "rubric", "criterion", "judge", "condition", "status")
 # A row is identified by these columns; a table must not hold two rows with the same key.
 KEY_COLUMNS: tuple[str, ...] = ("run_id", "item_id", "judge", "criterion", "side", "condition", "repeat")
+# The columns that carry what a judge said; a scored row has at least one of them.
+VALUE_COLUMNS: tuple[str, ...] = ("score", "winner", "verdict")
+
+_RUNNER = "the runner (judgelab.run)"
+_ALL = "the runner, dataset loaders, from_frame"
+# column -> (meaning, allowed values, who fills it); rendered into this module's docstring (help(judgments)).
+COLUMN_DOCS: dict[str, tuple[str, str, str]] = {
+    "run_id": ("the run (or imported source) the row belongs to", "any string; required",
+               f"{_ALL}; make_table fills a content hash when the column is absent"),
+    "item_id": ("the judged item (an answer, a summary, a pair of outputs)", "any string; required", _ALL),
+    "rubric": ("the rubric (prompt + verdict rule) that produced the row", "a rubric name, 'llmbar:<strategy>', "
+               "'imported' ...; required", _ALL),
+    "rubric_version": ("the rubric's version (the hash of its spec)", "string or NA", _RUNNER),
+    "criterion": ("what was judged", "a criterion name ('coherence' ...), or 'overall' for a whole-answer or "
+                  "whole-pair verdict; required", _ALL),
+    "side": ("pairwise rubrics that score each candidate: the candidate a score belongs to",
+             "'A' / 'B' in the ORIGINAL candidate labels; NA for whole-answer and whole-pair rows", _RUNNER),
+    "judge": ("who judged", "a model name; 'gold' for gold labels; 'human' (a consensus) or 'human:<annotator>'; "
+              "'panel:<rule>' for a panel's aggregate; required", _ALL),
+    "condition": ("how the item was shown", "'original'; 'swapped' (pairwise candidates in reversed order); or a "
+                  "probe's perturbation name; required", f"{_ALL}, probes"),
+    "repeat": ("the repeat index when an item is judged several times", "0, 1, 2 ...; NA for one-off rows",
+               f"{_RUNNER}, from_frame (repeat=)"),
+    "temperature": ("the sampling temperature of the call", "float or NA", _RUNNER),
+    "seed": ("the sampling seed sent with the call", "integer or NA", _RUNNER),
+    "prompt_hash": ("hash of the rendered prompt (messages)", "string or NA", _RUNNER),
+    "call_id": ("the cache key of the request that produced the row", "string or NA", _RUNNER),
+    "raw_output": ("the judge's reply exactly as received (reasoning blocks included)", "string or NA",
+                   f"{_RUNNER}, loaders of released outputs"),
+    "status": ("whether the row carries a verdict", f"'{OK}' (scored); '{PARSE_ERROR}' (answer unreadable); "
+               f"'{API_ERROR}' (call failed); '{REFUSAL}' (judge declined); '{SKIPPED_BUDGET}' (not called: "
+               f"budget); '{MISSING}' (imported data had no value); required",
+               f"{_ALL}; make_table fills '{OK}' where a score, winner or verdict is present"),
+    "unscored_reason": ("why a row is unscored, in words", "required when status is not 'ok'; NA otherwise "
+                        "(or the original reason of a row counted by fill_unscored)", _ALL),
+    "score": ("a numeric rating", "float on the rubric's scale; NA when unscored or not a score rubric", _ALL),
+    "winner": ("a pairwise verdict", "'A', 'B' or 'TIE' in the ORIGINAL candidate labels, whatever order they "
+               "were shown in; NA otherwise", _ALL),
+    "verdict": ("a categorical verdict (label rubrics: 'yes'/'no', 'match' ...)", "string; NA otherwise", _ALL),
+    "confidence": ("the judge's stated or derived confidence in its verdict", "float in [0, 1] or NA",
+                   f"{_RUNNER}, panels"),
+    "logprob_score": ("the probability-weighted score from token logprobs", "float or NA", _RUNNER),
+    "valid_prob_mass": ("probability mass on valid score tokens behind logprob_score", "float in [0, 1] or NA",
+                        _RUNNER),
+    "input_tokens": ("prompt tokens billed", "integer or NA", _RUNNER),
+    "output_tokens": ("completion tokens billed", "integer or NA", _RUNNER),
+    "cost_usd": ("the call's cost", "float; NaN when the price is unknown (never 0 by default)", _RUNNER),
+    "latency_s": ("the call's wall time in seconds", "float or NA", _RUNNER),
+    "cached": ("whether the reply came from the cache", "boolean or NA", _RUNNER),
+    "attempts": ("model calls made for this request (retries and re-asks included)", "integer or NA", _RUNNER),
+    "system_fingerprint": ("the provider's system fingerprint", "string or NA", _RUNNER),
+    "detail": ("rubric-specific parsed fields, judge-stated values, flags, import provenance", "a JSON object "
+               "(string) or NA; read it with judgments.detail(row)", _ALL),
+    "created_at": ("when the row was made", "UTC timestamp or NA", f"{_RUNNER}, ensembles"),
+}
+
+
+def _render_columns() -> str:
+    lines = ["", "Columns", "-------", ""]
+    for name, (meaning, allowed, filler) in COLUMN_DOCS.items():
+        lines += [f"``{name}`` ({SCHEMA[name]})", f"    {meaning}.", f"    Allowed: {allowed}.", f"    Filled by: {filler}.",
+                  ""]
+    lines += ["Extra columns (a dataset's ``system``, an imported ``cluster`` column ...) are kept after these.", ""]
+    return "\n".join(lines)
+
+
+__doc__ = (__doc__ or "") + _render_columns()
 
 
 class JudgmentsTableError(JudgelabError, ValueError):
@@ -90,7 +165,16 @@ def empty_table() -> pd.DataFrame:
 def make_table(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataFrame:
     """Build a schema-conformant table from row dicts (or a DataFrame); absent columns become NA.
 
-    Unknown extra columns are kept after the schema columns (datasets attach e.g. ``system``).
+    Defaults, so that a hand-made table is usable as it is:
+
+    - ``status``: ``"ok"`` on every row with no status that carries a score, winner or verdict;
+    - ``run_id``: when the column is absent or entirely empty, ``"table-<hash>"``, a hash of the
+      rows' item, judge, criterion and condition (the same rows give the same id).
+
+    Any other empty required column (``REQUIRED_NON_NULL``: item_id, rubric, criterion, judge,
+    condition), a row with no status and nothing to score, or a partly empty run_id raises
+    :class:`JudgmentsTableError` naming the column. Unknown extra columns are kept after the
+    schema columns (datasets attach e.g. ``system``). :func:`validate` checks the rest.
     """
     df = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
     if df.empty and len(df.columns) == 0:
@@ -98,11 +182,36 @@ def make_table(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataFrame
     for col in COLUMNS:
         if col not in df.columns:
             df[col] = pd.NA
+    if len(df):
+        df = _fill_defaults(df)
     if "detail" in df.columns:
         df["detail"] = df["detail"].map(_detail_to_json)
     df = _coerce(df)
     extra = [c for c in df.columns if c not in SCHEMA]
     return df[list(COLUMNS) + extra].reset_index(drop=True)
+
+
+def _fill_defaults(df: pd.DataFrame) -> pd.DataFrame:
+    """status "ok" where a value is present, a content-hash run_id; raise on other empty required columns."""
+    if df["run_id"].isna().all():
+        keys = df[["item_id", "judge", "criterion", "condition"]].astype(str)
+        digest = hashlib.sha1(pd.util.hash_pandas_object(keys, index=False).to_numpy().tobytes()).hexdigest()
+        df["run_id"] = f"table-{digest[:12]}"
+    has_value = df[list(VALUE_COLUMNS)].notna().any(axis=1)
+    no_status = df["status"].isna()
+    df["status"] = df["status"].astype(object).where(~(no_status & has_value), OK)
+    nothing = no_status & ~has_value
+    if nothing.any():
+        raise JudgmentsTableError(
+            f"column 'status' is empty in {int(nothing.sum())} rows that carry no score, winner or verdict "
+            f"(first: {list(df.index[nothing][:5])}); give each unscored row a status and an unscored_reason")
+    for col in REQUIRED_NON_NULL:
+        empty = df[col].isna()
+        if empty.any():
+            raise JudgmentsTableError(
+                f"required column {col!r} is empty in {int(empty.sum())} of {len(df)} rows "
+                f"(first: {list(df.index[empty][:5])}); {COLUMN_DOCS[col][0]}: {COLUMN_DOCS[col][1]}")
+    return df
 
 
 def _detail_to_json(value: Any) -> Any:
@@ -225,3 +334,101 @@ def status_counts(df: pd.DataFrame) -> dict[str, int]:
     """Rows per status, every status present (zero when absent)."""
     counts = df["status"].value_counts()
     return {s: int(counts.get(s, 0)) for s in STATUSES}
+
+
+def fill_unscored(
+    table: pd.DataFrame,
+    value: Any,
+    *,
+    column: str = "score",
+    judge: str | Iterable[str] | None = None,
+    statuses: Iterable[str] = (PARSE_ERROR,),
+) -> pd.DataFrame:
+    """A publisher's convention, made explicit: unscored rows counted as ``value`` instead of left out.
+
+    G-Eval's script scores an unreadable answer 0 (``fill_unscored(t, 0)``); OpenQA-eval counts a
+    reply that is neither yes nor no as "no" (``fill_unscored(t, "no", column="verdict", judge="gpt-4")``).
+    Rows whose status is in ``statuses`` (default: parse errors only; a failed call never answered)
+    and whose judge is ``judge`` (default: every judge) get ``column = value`` and status "ok". They
+    stay countable: ``unscored_reason`` keeps "counted as <value> (was <status>: <reason>)" and
+    ``detail`` gains ``unscored_as`` and ``original_status``. The table is returned validated.
+    """
+    if column not in VALUE_COLUMNS:
+        raise JudgmentsTableError(f"column must be one of {VALUE_COLUMNS}, not {column!r}")
+    statuses = list(statuses)
+    unknown = [s for s in statuses if s not in UNSCORED_STATUSES]
+    if unknown:
+        raise JudgmentsTableError(f"statuses {unknown} are not unscored statuses; use some of {list(UNSCORED_STATUSES)}")
+    if column == "score" and not isinstance(value, int | float | np.number):
+        raise JudgmentsTableError(f"a score must be a number; got {value!r}")
+    df = validate(table)
+    mask = df["status"].isin(statuses)
+    if judge is not None:
+        mask &= df["judge"].isin([judge] if isinstance(judge, str) else list(judge))
+    if not mask.any():
+        return df
+    df[column] = df[column].astype(object)
+    df.loc[mask, column] = value
+    df.loc[mask, "unscored_reason"] = [f"counted as {value!r} (was {st}: {why})" for st, why in
+                                       zip(df.loc[mask, "status"], df.loc[mask, "unscored_reason"], strict=True)]
+    df.loc[mask, "detail"] = [_detail_to_json({**detail({"detail": d}), "unscored_as": value, "original_status": st})
+                              for d, st in zip(df.loc[mask, "detail"], df.loc[mask, "status"], strict=True)]
+    df.loc[mask, "status"] = OK
+    return validate(df)
+
+
+def aggregate_repeats(
+    table: pd.DataFrame,
+    *,
+    how: str = "mean",
+    unscored_as: float | None = None,
+    statuses: Iterable[str] = (PARSE_ERROR,),
+) -> pd.DataFrame:
+    """One row per key with the ``how`` ("mean" or "median") of the scores of its repeats.
+
+    The key is every :data:`KEY_COLUMNS` column except ``repeat`` (the result's repeat is NA).
+    Unscored repeats are left out of the mean and counted, unless ``unscored_as`` is given: then
+    the unscored repeats whose status is in ``statuses`` count as that score (G-Eval averages 20
+    samples with an unreadable one scored 0: ``aggregate_repeats(t, unscored_as=0)``). A key with
+    no scored repeat becomes one unscored row ("all N repeats unscored"). Extra columns
+    ``n_repeats`` (rows per key), ``n_scored`` (repeats averaged), ``n_unscored_excluded`` and
+    ``n_counted_as`` make every choice countable; they are also written into ``detail``.
+    Winners and verdicts are not averaged: rows without a score must be unscored.
+    """
+    if how not in ("mean", "median"):
+        raise JudgmentsTableError(f"how must be 'mean' or 'median', not {how!r}")
+    df = validate(table)
+    labelled = is_scored(df) & df["score"].isna()
+    if labelled.any():
+        raise JudgmentsTableError(f"{int(labelled.sum())} scored rows carry no score (winner or verdict rows, first: "
+                                  f"{list(df.index[labelled][:5])}); aggregate_repeats averages scores only")
+    counted = np.zeros(len(df), dtype=bool)
+    if unscored_as is not None:
+        before = ~is_scored(df)
+        df = fill_unscored(df, unscored_as, statuses=statuses)
+        counted = (before & is_scored(df)).to_numpy()
+    keys = [c for c in KEY_COLUMNS if c != "repeat"]
+    work = df.assign(_scored=is_scored(df).to_numpy(), _counted=counted,
+                     _value=pd.to_numeric(df["score"], errors="coerce").astype(float),
+                     _unscored_status=df["status"].astype(object).where(~is_scored(df), None))
+    # sort=False: groups in order of first appearance, the order of head(1); every aggregate below is positional
+    grouped = work.groupby(keys, dropna=False, sort=False)
+    out = grouped.head(1).drop(columns=["_scored", "_counted", "_value", "_unscored_status"]).reset_index(drop=True)
+    per_call = ["repeat", "seed", "prompt_hash", "call_id", "raw_output", "confidence", "logprob_score",
+                "valid_prob_mass", "input_tokens", "output_tokens", "cost_usd", "latency_s", "cached", "attempts",
+                "system_fingerprint", "created_at"]
+    for col in per_call:
+        out[col] = pd.NA
+    out["n_repeats"] = grouped.size().to_numpy()
+    out["n_scored"] = grouped["_scored"].sum().to_numpy().astype(int)
+    out["n_counted_as"] = grouped["_counted"].sum().to_numpy().astype(int)
+    out["n_unscored_excluded"] = out["n_repeats"] - out["n_scored"]
+    none = (out["n_scored"] == 0).to_numpy()
+    out["score"] = np.where(none, np.nan, grouped["_value"].agg(how).to_numpy(dtype=float))
+    out["status"] = np.where(none, grouped["_unscored_status"].first().to_numpy(dtype=object), OK)
+    out["unscored_reason"] = [f"all {n} repeats unscored" if empty else None
+                              for n, empty in zip(out["n_repeats"], none, strict=True)]
+    out["detail"] = [_detail_to_json({"aggregate": f"{how} of repeats", "n_repeats": int(r), "n_scored": int(k),
+                                      "n_counted_as": int(c), "unscored_as": unscored_as})
+                     for r, k, c in zip(out["n_repeats"], out["n_scored"], out["n_counted_as"], strict=True)]
+    return validate(make_table(out))

@@ -1,4 +1,5 @@
-"""Loaders for released judge data: each returns a judgments table, item metadata and provenance.
+"""Loaders for released judge data: each returns a judgments table, item metadata and provenance;
+and :func:`from_frame`, which turns ANY frame or file of judge verdicts into a judgments table.
 
 A local copy is read from ``data_dir=`` or ``$JUDGELAB_DATA_DIR`` (folders ``LLMBar/``,
 ``LLM_summeval/``, ``OpenQA-eval/`` side by side); otherwise the needed files are downloaded
@@ -7,6 +8,7 @@ from the source repository at the pinned commit (base URL: ``base_url=`` or
 checked against the committed sha256 manifest in ``judgelab/datasets/manifests/``.
 """
 
+from judgelab.datasets.frame import FrameImportError, example_path, from_frame, read_frame
 from judgelab.datasets.llmbar import llmbar, llmbar_combinations, llmbar_splits
 from judgelab.datasets.llmbar_published import (
     llmbar_kappa,
@@ -23,7 +25,10 @@ __all__ = [
     "ChecksumError",
     "DataNotFoundError",
     "DatasetResult",
+    "FrameImportError",
     "SourceInfo",
+    "example_path",
+    "from_frame",
     "llmbar",
     "llmbar_combinations",
     "llmbar_kappa",
@@ -32,6 +37,7 @@ __all__ = [
     "llmbar_published_statistics",
     "llmbar_splits",
     "openqa",
+    "read_frame",
     "summeval",
     "summeval_combinations",
 ]
