@@ -293,6 +293,11 @@ def _is_missing(value: Any, missing_values: Sequence[str]) -> bool:
     return isinstance(value, str) and value in missing_values
 
 
+def _shown(value: Any) -> Any:
+    """A cell as a plain Python value, for messages (np.float64(1.5) -> 1.5)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _text(value: Any) -> str:
     """A cell as label text: integral numbers without ".0", everything else as str()."""
     if isinstance(value, bool | np.bool_):
@@ -337,7 +342,7 @@ def _base_columns(frame: pd.DataFrame, item_id: str, criterion: str | None, cond
                if pd.isna(n) or not float(n).is_integer() or n < 0]
         if bad:
             raise FrameImportError(f"column {repeat!r} (repeat) must hold whole numbers >= 0; {where(bad[0])} has "
-                                   f"{frame[repeat].iloc[bad[0]]!r}")
+                                   f"{_shown(frame[repeat].iloc[bad[0]])!r}")
         base["repeat"] = numbers.astype("Int64")
     else:
         base["repeat"] = pd.NA
@@ -399,9 +404,9 @@ class _ValueMapper:
             except (TypeError, ValueError):
                 number = math.nan
         if not math.isfinite(number):
-            return self._bad(f"value {value!r} in column {column!r} ({self.where(pos)}) is not a number")
+            return self._bad(f"value {_shown(value)!r} in column {column!r} ({self.where(pos)}) is not a number")
         if self.scale is not None and not self.scale[0] <= number <= self.scale[1]:
-            return self._bad(f"value {value!r} in column {column!r} ({self.where(pos)}) is outside the scale "
+            return self._bad(f"value {_shown(value)!r} in column {column!r} ({self.where(pos)}) is outside the scale "
                              f"{self.scale[0]:g}-{self.scale[1]:g}")
         return number, None
 
