@@ -1,6 +1,7 @@
 """Rubrics as data: validated YAML specs + Jinja templates, with verdict rules run by the library.
 
-Public API: :func:`load_rubric`, :func:`list_rubrics`, :func:`describe_rubric`,
+Public API: :func:`load_rubric`, :func:`list_rubrics`, :func:`describe_rubric`, :func:`diff_rubrics`
+(rubric variants: ``load_rubric(...).variant(name=..., **changes)``, see :mod:`judgelab.rubrics.variants`),
 :class:`RubricSpecError`, and the contract types from :mod:`judgelab.rubrics.base`.
 """
 
@@ -14,7 +15,7 @@ from judgelab.rubrics.base import (
     check_fields,
 )
 from judgelab.rubrics.pairwise import combine_swapped_passes
-from judgelab.rubrics.registry import describe_rubric, example_items, list_rubrics, load_rubric
+from judgelab.rubrics.registry import describe_rubric, diff_rubrics, example_items, list_rubrics, load_rubric
 from judgelab.rubrics.spec import RubricSpec, RubricSpecError, parse_spec_text
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "check_fields",
     "combine_swapped_passes",
     "describe_rubric",
+    "diff_rubrics",
     "example_items",
     "list_rubrics",
     "load_rubric",

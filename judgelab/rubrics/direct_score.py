@@ -31,6 +31,7 @@ def weighted_mean(scores: Mapping[str, float], weights: Mapping[str, float]) -> 
 class DirectScoreRubric(SpecRubric):
     kind = "direct_score"
     code_version = "2"  # 2: response schema tightened to the criteria and scale
+    variant_keywords = SpecRubric.variant_keywords | {"scale", "justification"}
     extra_params = frozenset({"criteria", "weights", "scale"})
     # "pattern": free text ending in "<label>: N" per criterion (label = the criterion name, or
     # options.score_label for a one-criterion rubric); the LAST such token counts, since the

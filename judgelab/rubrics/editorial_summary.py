@@ -83,6 +83,7 @@ def _human_score(example: Mapping[str, Any], criterion: str) -> float | None:
 class EditorialSummaryRubric(SpecRubric):
     kind = "editorial_summary"
     code_version = "1"
+    variant_keywords = SpecRubric.variant_keywords | {"scale", "justification", "few_shot"}
     extra_params = frozenset({"few_shot", "few_shot_pool", "judged_items", "few_shot_seed", "criteria"})
 
     def apply_params(self, spec: RubricSpec, params: Mapping[str, Any]) -> RubricSpec:
@@ -105,6 +106,24 @@ class EditorialSummaryRubric(SpecRubric):
         if "judged_items" in params:
             self.exclude_judged_items(params["judged_items"])
         return spec
+
+    def validate_options(self) -> None:
+        """Every anchored level needs a name (``options.levels``, or ``options.level_names`` per criterion)."""
+        levels = self.spec.options.get("levels", {})
+        for c in self.spec.criteria:
+            named = {**levels, **self.spec.options.get("level_names", {}).get(c.name, {})}
+            unnamed = sorted(level for level in c.anchors if level not in named)
+            if unnamed:
+                raise RubricSpecError(f"rubric {self.spec.name!r}: options.levels names no level {unnamed} of "
+                                      f"criterion {c.name!r}; give the names, e.g. variant(options={{'levels': "
+                                      "{level: name, ...}})")
+
+    def rescale_options(self, options: dict[str, Any], levels: Mapping[int, int]) -> dict[str, Any]:
+        """Level names move with the levels that land exactly on the new scale; the others are dropped."""
+        options["levels"] = {levels[k]: v for k, v in options.get("levels", {}).items() if k in levels}
+        options["level_names"] = {c: {levels[k]: v for k, v in names.items() if k in levels}
+                                  for c, names in options.get("level_names", {}).items()}
+        return options
 
     def exclude_judged_items(self, item_ids: Iterable[Any]) -> None:
         """Declare the items to be judged; raise if any of them is in the few-shot pool."""
@@ -152,7 +171,10 @@ class EditorialSummaryRubric(SpecRubric):
         explanation = example.get(f"explanation_{criterion}") or example.get(f"{criterion}_explanation")
         if not explanation:
             explanation = f"Human expert rating for {criterion}: {shown} out of {self.spec.scale.max}."  # type: ignore[union-attr]
-        return json.dumps({"score": shown, "explanation": explanation}, ensure_ascii=False)
+        pair = {"score": shown, "explanation": explanation}
+        if self.spec.justification == "before":  # the example answers in the order the prompt asks for
+            pair = {"explanation": explanation, "score": shown}
+        return json.dumps(pair, ensure_ascii=False)
 
     # ------------------------------------------------------------------ requests and parsing
     def requests(self, item: Mapping[str, Any], *, swapped: bool = False) -> list[JudgeRequest]:

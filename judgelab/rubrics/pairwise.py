@@ -62,6 +62,7 @@ def _winner_conf(p: Any) -> tuple[str | None, float | None]:
 class PairwiseRubric(SpecRubric):
     kind = "pairwise"
     code_version = "1"
+    variant_keywords = SpecRubric.variant_keywords | {"justification"}
     extra_params = frozenset({"criteria", "weights"})
 
     def apply_params(self, spec: RubricSpec, params: Mapping[str, Any]) -> RubricSpec:

@@ -40,6 +40,7 @@ def reference_verdict_degraded(correctness: int) -> str:
 class ReferenceGoldRubric(SpecRubric):
     kind = "reference_gold"
     code_version = "1"
+    variant_keywords = SpecRubric.variant_keywords | {"justification"}
     extra_params = frozenset({"degraded"})
 
     def apply_params(self, spec: RubricSpec, params: Mapping[str, Any]) -> RubricSpec:

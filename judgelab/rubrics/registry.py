@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import json
 from pathlib import Path
@@ -11,7 +12,7 @@ from judgelab.rubrics.spec import RubricSpecError, load_spec_file
 from judgelab.rubrics.spec_rubric import BUILTIN_DIR, SpecRubric
 
 __all__ = [
-    "EXAMPLES_DIR", "KINDS", "describe_rubric", "example_items", "list_rubrics", "load_rubric",
+    "EXAMPLES_DIR", "KINDS", "describe_rubric", "diff_rubrics", "example_items", "list_rubrics", "load_rubric",
     "resolve_rubric_path", "rubric_class",
 ]
 
@@ -78,12 +79,16 @@ def example_items(name: str) -> list[dict[str, Any]]:
     return []
 
 
-def describe_rubric(name_or_path: str | Path, **params: Any) -> str:
-    """Human-readable spec plus a rendered example prompt (for `judgelab rubrics show NAME`)."""
-    rubric = load_rubric(name_or_path, **params)
+def describe_rubric(rubric: str | Path | SpecRubric, **params: Any) -> str:
+    """Human-readable spec plus a rendered example prompt (for `judgelab rubrics show NAME`).
+
+    ``rubric``: a built-in name or YAML path (loaded with ``params``), or a rubric object such as a variant.
+    """
+    rubric = _as_rubric(rubric, params)
     spec = rubric.spec
     lines = [
         f"{spec.name} v{spec.version}  (kind: {spec.kind}, mode: {spec.mode})",
+        f"a variant of {rubric.variant_of}: {_changes_text(rubric.variant_spec)}" if rubric.variant_of else "",
         f"source: {spec.source}" if spec.source else "",
         spec.description.strip(),
         "",
@@ -99,7 +104,7 @@ def describe_rubric(name_or_path: str | Path, **params: Any) -> str:
     ]
     for c in spec.criteria:
         lines.append(f"  - {c.name} (weight {c.weight:g}): {c.definition.strip().splitlines()[0]}")
-    items = example_items(spec.name) or ([spec.example] if spec.example else [])
+    items = _example(rubric)
     lines.append("")
     if not items:
         lines.append("(no example item: add judgelab/rubrics/examples/<name>.jsonl or an `example:` block to render a prompt)")
@@ -113,3 +118,75 @@ def describe_rubric(name_or_path: str | Path, **params: Any) -> str:
         lines.append(m["content"])
     lines.append(f"--- expected rows: {', '.join(k.criterion + (':' + k.side if k.side else '') for k in request.expected_rows)}")
     return "\n".join(lines)
+
+
+def _as_rubric(rubric: str | Path | SpecRubric, params: dict[str, Any]) -> SpecRubric:
+    if isinstance(rubric, SpecRubric):
+        if params:
+            raise RubricSpecError(f"parameters {sorted(params)} apply to a rubric name or path; "
+                                  f"derive a variant of {rubric.name!r} instead")
+        return rubric
+    return load_rubric(rubric, **params)
+
+
+def _example(rubric: SpecRubric) -> list[dict[str, Any]]:
+    """Example items of a rubric (a variant uses those of the rubric it comes from)."""
+    spec = rubric.spec
+    return example_items(rubric.variant_of or spec.name) or ([spec.example] if spec.example else [])
+
+
+def _changes_text(changes: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={_short(v)}" for k, v in changes.items())
+
+
+def _short(value: Any, width: int = 70) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested spec data as {dotted.path: leaf value}; criteria are keyed by name, not position."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, sub in value.items():
+            out.update(_flatten(sub, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    if isinstance(value, list) and value and all(isinstance(v, dict) and "name" in v for v in value):
+        return _flatten({v["name"]: {k: x for k, x in v.items() if k != "name"} for v in value}, prefix)
+    return {prefix: value}
+
+
+def diff_rubrics(a: str | Path | SpecRubric, b: str | Path | SpecRubric, *, item: dict[str, Any] | None = None,
+                 context: int = 2) -> str:
+    """A readable diff of two rubrics (e.g. two variants): the spec fields that differ, then the rendered prompt.
+
+    The prompt is the first request for ``item`` (default: the first example item of ``a``); lines only
+    in ``a`` start with ``-``, lines only in ``b`` with ``+`` (a unified diff with ``context`` lines).
+    """
+    ra, rb = _as_rubric(a, {}), _as_rubric(b, {})
+    fa = _flatten(ra.spec.model_dump(mode="json", exclude={"example", "description"}))
+    fb = _flatten(rb.spec.model_dump(mode="json", exclude={"example", "description"}))
+    lines = [f"--- {ra.name} v{ra.version} (fingerprint {ra.fingerprint()})",
+             f"+++ {rb.name} v{rb.version} (fingerprint {rb.fingerprint()})", "", "spec fields that differ:"]
+    changed = [k for k in dict.fromkeys([*fa, *fb]) if fa.get(k, _ABSENT) != fb.get(k, _ABSENT)]
+    for key in changed:
+        left, right = fa.get(key, _ABSENT), fb.get(key, _ABSENT)
+        lines.append(f"  {key}: {'(absent)' if left is _ABSENT else _short(left)} -> "
+                     f"{'(absent)' if right is _ABSENT else _short(right)}")
+    if not changed:
+        lines.append("  (none)")
+    example = item if item is not None else next(iter(_example(ra) or _example(rb)), None)
+    lines.append("")
+    if example is None:
+        lines.append("(no example item to render a prompt: pass item=)")
+        return "\n".join(lines)
+    texts = [[f"[{m['role']}]" + "\n" + m["content"] for m in r.requests(example)[0].messages] for r in (ra, rb)]
+    prompt = list(difflib.unified_diff("\n".join(texts[0]).splitlines(), "\n".join(texts[1]).splitlines(),
+                                       fromfile=ra.name, tofile=rb.name, n=context, lineterm=""))
+    lines.append(f"rendered prompt (item {example.get('item_id', '?')}, first request):")
+    lines.extend(prompt[2:] if prompt else ["  (identical)"])
+    return "\n".join(lines)
+
+
+_ABSENT = object()

@@ -41,13 +41,16 @@ from judgelab.errors import JudgelabError
 __all__ = [
     "CRITERION_NAME", "RUBRIC_NAME", "SEED_SCALES", "apply_criteria_params", "coerce_criteria",
     "coerce_scale", "Criterion", "EdgeCase", "FewShot", "load_spec_file", "OutputSpec", "parse_spec_text",
-    "RubricSpec", "RubricSpecError", "Scale", "SubCriterion", "Templates", "validate_spec_data",
+    "LAYOUT_FIELDS", "RubricSpec", "RubricSpecError", "Scale", "SubCriterion", "Templates", "validate_spec_data",
     "VerdictSpec",
 ]
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when libyaml is available
 
 RUBRIC_NAME = r"^[A-Za-z][A-Za-z0-9_\-]*$"
+# spec fields that only lay the prompt out; left out of a fingerprint while unset, so adding them kept every
+# existing rubric's fingerprint (and its cached calls)
+LAYOUT_FIELDS: tuple[str, ...] = ("justification", "anchor_order")
 CRITERION_NAME = r"^[a-z][a-z0-9_]*$"
 
 
@@ -153,6 +156,9 @@ class RubricSpec(_Strict):
     # the item fields holding the judged (untrusted, perturbable) texts; pairwise: [A's field, B's field]
     candidate_fields: list[str] = Field(default_factory=list)
     example: dict[str, Any] | None = None  # an item used by `rubrics show` when no example file exists
+    # how the prompt is laid out; None keeps the template's own order (see judgelab.rubrics.variants)
+    justification: Literal["before", "after"] | None = None  # the judge's reasoning before or after its verdict
+    anchor_order: Literal["ascending", "descending"] | None = None  # level anchors listed low-to-high or high-to-low
 
     @field_validator("version", mode="before")
     @classmethod

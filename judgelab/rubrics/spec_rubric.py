@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from judgelab.rubrics import parsing, prompting
 from judgelab.rubrics.base import JudgeRequest, Mode, ParsedRow, ParseFailure, RowKey
-from judgelab.rubrics.spec import Criterion, RubricSpec, RubricSpecError
+from judgelab.rubrics.spec import LAYOUT_FIELDS, Criterion, RubricSpec, RubricSpecError
 
 __all__ = [
     "BUILTIN_DIR", "COMMON_PARAMS", "LANGUAGE_NAMES", "VERDICT_RULES_VERSION", "is_missing", "item_text",
@@ -36,6 +36,10 @@ class SpecRubric:
     code_version: ClassVar[str] = "1"
     extra_params: ClassVar[frozenset[str]] = frozenset()
     output_formats: ClassVar[frozenset[str]] = frozenset({"json"})  # formats this kind's parser reads
+    # variant() changes this kind's code can honour (kinds add scale, justification, few_shot where they can);
+    # the templates must also read them, which judgelab.rubrics.variants checks
+    variant_keywords: ClassVar[frozenset[str]] = frozenset({"system", "criteria", "options", "language",
+                                                            "anchor_order"})
 
     def __init__(self, spec: RubricSpec, base_dir: Path, **params: Any) -> None:
         unknown = sorted(set(params) - COMMON_PARAMS - self.extra_params)
@@ -43,10 +47,17 @@ class SpecRubric:
             allowed = ", ".join(sorted(COMMON_PARAMS | self.extra_params))
             raise RubricSpecError(f"rubric {spec.name!r} does not accept parameter(s) {unknown}; it accepts: {allowed}")
         self.params = dict(params)
+        self.source_spec = spec  # as read from the file, before parameters: what a variant is rebuilt from
+        self.base_dir = base_dir
+        self.variant_of: str | None = None  # the rubric a variant was derived from (its name)
+        self.variant_spec: dict[str, Any] = {}  # a variant's prompt changes (judgelab.rubrics.variants)
         spec = self._apply_common(spec, params)
         spec = self.apply_params(spec, params)
+        self.bind(spec)
+
+    def bind(self, spec: RubricSpec) -> None:
+        """Make ``spec`` this rubric's spec: name, version, scale, templates and checks follow it."""
         self.spec = spec
-        self.base_dir = base_dir
         self.name: str = spec.name
         self.version: str = spec.version
         self.mode: Mode = spec.mode
@@ -63,6 +74,18 @@ class SpecRubric:
                                   f"{', '.join(sorted(self.output_formats))}, not {spec.output.format!r}")
         self.validate_options()
 
+    def variant(self, name: str | None = None, **changes: Any) -> SpecRubric:
+        """A new rubric derived from this one by ``changes``, with its own name and fingerprinted version.
+
+        Changes: ``scale=(1, 3)``, ``justification="before" | "after"``, ``language="it"``,
+        ``few_shot=k``, ``system="..."`` (None removes it), ``criteria={name: {"definition": ...,
+        "anchors": {...}}}``, ``anchor_order="ascending" | "descending"``, ``options={...}``, and any
+        parameter ``load_rubric`` accepts for this rubric. See :mod:`judgelab.rubrics.variants`.
+        """
+        from judgelab.rubrics import variants  # at call time: variants imports this module
+
+        return variants.derive_variant(self, name, changes)
+
     # ------------------------------------------------------------------ hooks for subclasses
     def apply_params(self, spec: RubricSpec, params: Mapping[str, Any]) -> RubricSpec:
         """Return the spec with kind-specific params applied (default: unchanged)."""
@@ -70,6 +93,11 @@ class SpecRubric:
 
     def validate_options(self) -> None:
         """Check ``spec.options`` for this kind; raise RubricSpecError naming the problem."""
+
+    def rescale_options(self, options: dict[str, Any], levels: Mapping[int, int]) -> dict[str, Any]:
+        """``spec.options`` for a new scale; ``levels`` maps each old level that lands exactly on a new one
+        (default: unchanged, for kinds whose options hold nothing per level)."""
+        return options
 
     def requests(self, item: Mapping[str, Any], *, swapped: bool = False) -> list[JudgeRequest]:
         raise NotImplementedError
@@ -105,6 +133,10 @@ class SpecRubric:
             return path.read_text(encoding="utf-8")
         return ref
 
+    def template_text(self) -> str:
+        """Every template source of this rubric, joined (what a variant checks its changes can reach)."""
+        return "\n".join(self._templates.values())
+
     @property
     def language_name(self) -> str:
         return LANGUAGE_NAMES.get(self.spec.language.lower(), self.spec.language)
@@ -136,6 +168,9 @@ class SpecRubric:
             "scale_min": scale.min if scale else None,
             "scale_max": scale.max if scale else None,
             "scale_anchors": sorted((scale.anchors if scale else {}).items(), reverse=True),
+            "scale_anchors_ascending": sorted((scale.anchors if scale else {}).items()),
+            "anchor_order": self.spec.anchor_order,  # None: the template's own order
+            "justification_order": self.spec.justification,  # None: the template's own order
             "language": self.spec.language,
             "language_name": self.language_name,
             "options": self.spec.options,
@@ -183,9 +218,12 @@ class SpecRubric:
 
     def fingerprint(self) -> str:
         """Hash of the spec (params applied), template texts and every code version involved."""
+        spec = self.spec.model_dump(mode="json", exclude={"example", "description"})
+        for unset in [f for f in LAYOUT_FIELDS if spec.get(f) is None]:
+            del spec[unset]
         blob = json.dumps(
             {
-                "spec": self.spec.model_dump(mode="json", exclude={"example", "description"}),
+                "spec": spec,
                 "templates": self._templates,
                 "kind": self.kind,
                 "code": [self.code_version, prompting.PROMPTING_VERSION, parsing.PARSING_VERSION,
@@ -203,7 +241,8 @@ class SpecRubric:
         return None
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name} v{self.version} ({self.mode})>"
+        derived = f", a variant of {self.variant_of}" if self.variant_of else ""
+        return f"<{type(self).__name__} {self.name} v{self.version} ({self.mode}{derived})>"
 
 
 def is_missing(value: Any) -> bool:
