@@ -17,8 +17,7 @@ from typing import Any
 from judgelab.errors import ConfigError
 from judgelab.rubrics.base import JudgeRequest, ParsedRow, Rubric
 
-__all__ = ["SCALE_LABELS", "SCALE_ORDERS", "SCALE_STYLES", "ChallengeRubric", "OpinionRubric", "ScaleOrderRubric",
-           "UnfencedRubric", "WrappedRubric", "changes_prompt", "scale_legend", "unfence"]
+__all__ = ["ChallengeRubric", "OpinionRubric", "UnfencedRubric", "WrappedRubric", "changes_prompt", "unfence"]
 
 
 class WrappedRubric:
@@ -119,61 +118,6 @@ class OpinionRubric(_PerItemRubric):
         i = _last_user(messages)
         messages[i]["content"] = f"{self.for_item(item)}\n\n{messages[i]['content']}"
         return messages
-
-
-SCALE_LABELS: dict[tuple[int, int], dict[int, str]] = {
-    (1, 3): {1: "Poor", 2: "Acceptable", 3: "Good"},
-    (1, 5): {1: "Very poor", 2: "Poor", 3: "Fair", 4: "Good", 5: "Excellent"},
-}
-SCALE_ORDERS: tuple[str, ...] = ("ascending", "descending")
-SCALE_STYLES: tuple[str, ...] = ("numbers", "labels")
-
-
-def scale_legend(scale: tuple[int, int], order: str, style: str) -> str:
-    """The scale section: every level listed low-to-high or high-to-low, as numbers or as labels."""
-    if order not in SCALE_ORDERS:
-        raise ConfigError(f"scale order must be one of {SCALE_ORDERS}, not {order!r}")
-    if style not in SCALE_STYLES:
-        raise ConfigError(f"scale style must be one of {SCALE_STYLES}, not {style!r}")
-    lo, hi = scale
-    levels = list(range(lo, hi + 1))
-    if order == "descending":
-        levels.reverse()
-    if style == "labels":
-        if scale not in SCALE_LABELS:
-            raise ConfigError(f"no level labels for a {lo}-{hi} scale; labels exist for {sorted(SCALE_LABELS)}")
-        lines = [f"- {SCALE_LABELS[scale][v]} (score {v})" for v in levels]
-    else:
-        lines = [f"- {v}" + (" (lowest)" if v == lo else " (highest)" if v == hi else "") for v in levels]
-    return "## Score Scale\nThe possible scores are:\n" + "\n".join(lines)
-
-
-class ScaleOrderRubric(WrappedRubric):
-    """Adds an explicit scale section (before "## Output Format" when the prompt has one, else at
-    the end of the user message) listing the levels in ``order`` and ``style``."""
-
-    wrapper = "scale_order"
-
-    def __init__(self, base: Rubric, order: str = "ascending", style: str = "numbers") -> None:
-        super().__init__(base)
-        if base.scale is None:
-            raise ConfigError(f"rubric {base.name!r} has no score scale; the scale_order probe needs a direct rubric")
-        self.order, self.style = order, style
-        self.legend = scale_legend(tuple(base.scale), order, style)
-
-    def rewrite(self, messages: list[dict[str, str]], item: Mapping[str, Any]) -> list[dict[str, str]]:
-        i = _last_user(messages)
-        content = messages[i]["content"]
-        marker = content.find("## Output Format")
-        if marker >= 0:
-            content = content[:marker] + self.legend + "\n\n" + content[marker:]
-        else:
-            content = content + "\n\n" + self.legend
-        messages[i]["content"] = content
-        return messages
-
-    def settings(self) -> Any:
-        return [self.order, self.style]
 
 
 _NEUTRALISED = "<\\/"  # how judgelab.rubrics.prompting.neutralize writes "</"

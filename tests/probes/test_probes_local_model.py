@@ -84,10 +84,39 @@ def test_self_preference_on_embedded_judge(tmp_path):
     _check(res, {"original"}, {"own_family_effect"})
 
 
+TINY_ANCHORED_RUBRIC = """
+name: tiny_anchored
+version: "1"
+kind: direct_score
+mode: direct
+required_fields: [answer]
+candidate_fields: [answer]
+scale: {min: 1, max: 5}
+criteria:
+  - {name: quality, definition: Is the answer true?, anchors: {1: False., 5: True.}}
+output: {format: pattern}
+options: {score_label: score}
+verdict: {rule: weighted_mean}
+templates:
+  user: |
+    Rate the answer 1-5. Answer: {{ item.answer | fence("answer") }}
+    {% for c in criteria %}
+    {% for level, lines in (c.anchors_ascending if anchor_order == "ascending" else c.anchors) %}
+    {{ level }}: {{ lines | join(" ") }}
+    {% endfor %}
+    {% endfor %}
+    Reply "score: N".
+"""
+
+
 def test_scale_order_on_embedded_judge(tmp_path):
-    res = probes.scale_order(DIRECT, ToyDirect(), MODEL, criterion="quality",
-                             variants=(("ascending", "numbers"), ("descending", "numbers")), **_kw(tmp_path))
-    _check(res, {"scale:ascending/numbers", "scale:descending/numbers"}, {"score_change"})
+    from judgelab.rubrics import load_rubric
+
+    path = tmp_path / "tiny_anchored.yaml"
+    path.write_text(TINY_ANCHORED_RUBRIC, encoding="utf-8")  # a short prompt keeps the 2 x 2 calls quick
+    res = probes.scale_order(DIRECT, load_rubric(path), MODEL, criterion="quality", **_kw(tmp_path))
+    _check(res, {"scale:ascending", "scale:descending"}, {"score_change"})
+    assert set(res.table["rubric"]) == {"tiny_anchored-anchors_ascending", "tiny_anchored-anchors_descending"}
 
 
 def test_injection_on_embedded_judge(tmp_path):

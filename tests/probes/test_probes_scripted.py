@@ -216,29 +216,42 @@ def test_self_preference_pairwise_against_gold(tmp_path):
 # ------------------------------------------------------------------------------------ scale_order
 
 
+ANCHORED = [{"name": "quality", "definition": "How useful the answer is to the user.",
+             "anchors": {1: "Useless.", 3: "Partly useful.", 5: "Fully useful."}}]
+
+
+def anchored_items(n: int = 8) -> list[dict]:
+    return [{"item_id": f"d{k}", "prompt": "Why is the sky blue?", "response": f"Answer #{k} of quality {2 + k % 3}."}
+            for k in range(n)]
+
+
+def anchored_reply(score: int) -> str:
+    entry = {"criterion": "quality", "evidence": ["quoted"], "justification": "as stated", "score": score,
+             "improvement": "more detail"}
+    return json.dumps({"scores": [entry], "summary": "ok"})
+
+
 def primacy_judge(body):
-    """Adds 1 when the scale section lists the top level first."""
+    """Adds 1 when the rubric lists its top anchor first."""
     text = s.user_text(body)
-    answer = s.toy_answer(text.split("\n\n## Score Scale")[0] + "\nReply as JSON")
-    descending = text.find("score 5)") < text.find("score 1)") if "(score" in text else text.find("- 5") < text.find("- 1")
-    return s.score_reply(s.quality(answer) + (1 if descending else 0))
+    descending = text.index("5: Fully useful.") < text.index("1: Useless.")
+    return anchored_reply(s.quality(text) + (1 if descending else 0))
 
 
-def legend_blind_judge(body):
-    text = s.user_text(body)
-    return s.score_reply(s.quality(s.toy_answer(text.split("\n\n## Score Scale")[0] + "\nReply as JSON")))
+def anchor_blind_judge(body):
+    return anchored_reply(s.quality(s.user_text(body)))
 
 
 @pytest.mark.parametrize("biased", [True, False])
 def test_scale_order_probe(tmp_path, biased):
-    with s.serve(primacy_judge if biased else legend_blind_judge) as srv:
-        res = probes.scale_order(s.direct_items(8), ToyDirect(), s.MODEL, criterion="quality",
-                                 **s.run_kw(srv, tmp_path))
-    for cond, shifted in (("scale:descending/numbers", True), ("scale:descending/labels", True),
-                          ("scale:ascending/labels", False)):
-        row = res.metric("score_change", cond)
-        expect = 1.0 if (biased and shifted) else 0.0
-        assert row["estimate"] == expect and s.significant(row) is (biased and shifted)
+    rubric = load_rubric("direct_score", criteria=ANCHORED)
+    with s.serve(primacy_judge if biased else anchor_blind_judge) as srv:
+        res = probes.scale_order(anchored_items(8), rubric, s.MODEL, **s.run_kw(srv, tmp_path))
+    assert set(res.table["condition"]) == {"scale:ascending", "scale:descending"}
+    assert set(res.table["rubric"]) == {"direct_score-anchors_ascending", "direct_score-anchors_descending"}
+    row = res.metric("score_change", "scale:descending")
+    assert row["estimate"] == (1.0 if biased else 0.0) and s.significant(row) is biased
+    assert row["n"] == 8
 
 
 # -------------------------------------------------------------------------------------- injection

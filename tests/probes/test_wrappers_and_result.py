@@ -14,6 +14,7 @@ import pytest  # noqa: E402
 
 from judgelab.probes import wrappers  # noqa: E402
 from judgelab.probes.result import SUMMARY_COLUMNS, ProbeResult, summary_frame  # noqa: E402
+from judgelab.probes.scale_order import order_variant, scale_order  # noqa: E402
 from judgelab.rubrics import (
     load_rubric,  # noqa: E402
     prompting,  # noqa: E402
@@ -43,27 +44,32 @@ def test_opinion_is_stated_before_the_prompt():
     assert req.messages[-1]["content"].startswith("I think Response B is better.\n\n")
 
 
-@pytest.mark.parametrize("order, style, first, last", [
-    ("ascending", "numbers", "- 1 (lowest)", "- 5 (highest)"),
-    ("descending", "numbers", "- 5 (highest)", "- 1 (lowest)"),
-    ("ascending", "labels", "Very poor (score 1)", "Excellent (score 5)"),
-    ("descending", "labels", "Excellent (score 5)", "Very poor (score 1)"),
-])
-def test_scale_order_lists_every_level_in_the_requested_order(order, style, first, last):
-    rubric = wrappers.ScaleOrderRubric(load_rubric("direct_score"), order, style)
+ANCHORED = [{"name": "quality", "definition": "How useful the answer is.",
+             "anchors": {1: "Useless.", 3: "Partly useful.", 5: "Fully useful."}}]
+
+
+@pytest.mark.parametrize("order", ["ascending", "descending"])
+def test_scale_order_reorders_the_rubric_anchors_and_nothing_else(order):
+    base = load_rubric("direct_score", criteria=ANCHORED)
+    rubric = order_variant(base, order)
+    assert rubric.name == f"direct_score-anchors_{order}" and rubric.fingerprint() != base.fingerprint()
     text = rubric.requests(ITEM)[0].messages[-1]["content"]
-    legend = text[text.index("## Score Scale"):text.index("## Output Format")]
-    assert legend.index(first) < legend.index(last)
-    assert text.index("## Score Scale") < text.index("## Output Format")  # placed before the output format
-    plain = load_rubric("direct_score").requests(ITEM)[0].messages[-1]["content"]
-    assert text.replace(legend, "") == plain  # nothing else changed
+    assert (text.index("1: Useless.") < text.index("5: Fully useful.")) is (order == "ascending")
+    levels = ["  5: Fully useful.", "  3: Partly useful.", "  1: Useless."]  # the template's own order
+    shown = levels if order == "descending" else levels[::-1]
+    plain = base.requests(ITEM)[0].messages[-1]["content"]
+    assert text.replace("\n".join(shown), "\n".join(levels)) == plain  # no section added, no other change
 
 
-def test_scale_order_refuses_scales_without_labels_and_rubrics_without_scale():
-    with pytest.raises(ValueError, match="no level labels for a 1-10 scale"):
-        wrappers.scale_legend((1, 10), "ascending", "labels")
-    with pytest.raises(ValueError, match="has no score scale"):
-        wrappers.ScaleOrderRubric(ToyPairwise())
+def test_scale_order_refuses_rubrics_it_cannot_reorder():
+    with pytest.raises(ValueError, match="not a spec-driven rubric"):
+        order_variant(ToyDirect(), "descending")
+    with pytest.raises(ValueError, match="no criterion has level anchors to reorder"):
+        order_variant(load_rubric("direct_score"), "descending")
+    with pytest.raises(ValueError, match="anchor order must be one of ascending, descending"):
+        order_variant(load_rubric("direct_score", criteria=ANCHORED), "sideways")
+    with pytest.raises(ValueError, match="needs a rubric with a score scale"):
+        scale_order([{"item_id": "p", "answer_a": "a", "answer_b": "b"}], ToyPairwise(), "openai/none")
 
 
 def test_unfencing_restores_the_plain_prompt_the_fence_replaced():
