@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -30,6 +30,30 @@ EMBEDDED_NOTE = (
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# The options `run` and `probe` share, declared once: one flag name, one meaning, one help text everywhere.
+RubricOption = Annotated[str, typer.Option(help="Built-in rubric name or a YAML rubric file.")]
+DataOption = Annotated[Path, typer.Option(help="Items: JSONL, CSV, TSV or Parquet, with the fields the rubric needs.")]
+ModelOption = Annotated[str, typer.Option(help="Any litellm model name, e.g. openai/gpt-4o-mini.")]
+ApiBaseOption = Annotated[str | None, typer.Option(help="Base URL of an OpenAI-compatible server.")]
+ApiKeyEnvOption = Annotated[str | None, typer.Option(help="Name of the environment variable holding the API key.")]
+ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Requests in flight at once.")]
+OutOption = Annotated[Path | None, typer.Option(
+    help="Folder for judgments.parquet, judgments.jsonl, run.json (and report.html with --report); "
+         "default runs/ for run, runs/<probe>/ for probe.")]
+RepeatsOption = Annotated[int | None, typer.Option(min=1, help="Samples per request (default 1; the repeats "
+                                                              "probe's k).")]
+TemperatureOption = Annotated[float | None, typer.Option(help="Sampling temperature (default: the rubric's, else 0).")]
+MaxCostOption = Annotated[float | None, typer.Option(help="Stop issuing calls once this many USD would be passed.")]
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")]
+CacheOption = Annotated[Path | None, typer.Option(
+    help="Request cache file (default: $JUDGELAB_CACHE or ~/.cache/judgelab).")]
+SeedOption = Annotated[int, typer.Option(help="Seed for per-item randomisation and the provider's sampling seed.")]
+MaxTokensOption = Annotated[int | None, typer.Option(help="Cap on output tokens per call (default: the rubric's).")]
+ReportOption = Annotated[bool, typer.Option("--report", help="Also write report.html, one self-contained HTML page "
+                                                             "(no network), into the --out folder.")]
+ParamOption = Annotated[list[str], typer.Option("--param", help="Rubric parameter KEY=VALUE (JSON values allowed).")]
+DEFAULT_MODEL = "local/smollm2"
 
 
 class UserError(JudgelabError):
@@ -88,6 +112,32 @@ def _key_values(pairs: list[str], flag: str) -> dict[str, Any]:
     return out
 
 
+def _run_options(*, api_key: str | None, api_base: str | None, concurrency: int, repeats: int | None,
+                 temperature: float | None, max_cost: float | None, no_cache: bool, cache: Path | None, seed: int,
+                 max_tokens: int | None) -> dict[str, Any]:
+    """The shared options as keyword arguments of judgelab.run (and of every probe, which passes them on);
+    options left at "not given" are left out, so a probe's own default (the repeats probe's temperature) holds."""
+    options: dict[str, Any] = dict(api_base=api_base, api_key=api_key, concurrency=concurrency, seed=seed,
+                                   max_cost_usd=max_cost, cache=False if no_cache else (cache or True))
+    given = {"repeats": repeats, "temperature": temperature, "max_tokens": max_tokens}
+    return {**options, **{k: v for k, v in given.items() if v is not None}}
+
+
+def _rubric_source(rubric: str, params: dict[str, Any], data: Path) -> dict[str, Any]:
+    """What `judgelab report RUN_DIR` needs to render the prompts again: the rubric as given, its parameters,
+    and the items file (absolute, so the report works from another folder)."""
+    from judgelab.rubrics import list_rubrics
+
+    ref = rubric if rubric in list_rubrics() else str(Path(rubric).resolve())
+    return {"rubric_file": ref, "rubric_params": params, "items_file": str(data.resolve())}
+
+
+def _write_report(result: Any, out: Path, data: Path, rubric: Any) -> Path:
+    from judgelab.viz.report import REPORT_FILE, report
+
+    return report(result, out / REPORT_FILE, items=data, rubric=rubric)
+
+
 def _write_outputs(table: Any, out: Path, meta: dict[str, Any]) -> None:
     from judgelab import judgments
 
@@ -101,41 +151,44 @@ def _write_outputs(table: Any, out: Path, meta: dict[str, Any]) -> None:
 @app.command()
 @friendly
 def run(
-    rubric: str = typer.Option(..., help="Built-in rubric name or a YAML rubric file."),
-    data: Path = typer.Option(..., help="Items: JSONL, CSV, TSV or Parquet, with the fields the rubric needs."),
-    model: str = typer.Option("local/smollm2", help="Any litellm model name, e.g. openai/gpt-4o-mini."),
-    api_base: str | None = typer.Option(None, help="Base URL of an OpenAI-compatible server."),
-    api_key_env: str | None = typer.Option(None, help="Name of the environment variable holding the API key."),
-    concurrency: int = typer.Option(8, min=1, help="Requests in flight at once."),
-    out: Path = typer.Option(Path("runs"), help="Folder for judgments.parquet, judgments.jsonl and run.json."),
-    repeats: int = typer.Option(1, min=1, help="Samples per request."),
-    temperature: float | None = typer.Option(None, help="Sampling temperature (default: the rubric's, else 0)."),
+    rubric: RubricOption,
+    data: DataOption,
+    model: ModelOption = DEFAULT_MODEL,
+    api_base: ApiBaseOption = None,
+    api_key_env: ApiKeyEnvOption = None,
+    concurrency: ConcurrencyOption = 8,
+    out: OutOption = Path("runs"),
+    repeats: RepeatsOption = 1,
+    temperature: TemperatureOption = None,
     swap: bool = typer.Option(False, "--swap", help="Pairwise: judge both candidate orders."),
-    max_cost: float | None = typer.Option(None, help="Stop issuing calls once this many USD would be passed."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the request cache."),
-    cache: Path | None = typer.Option(None, help="Request cache file (default: $JUDGELAB_CACHE or ~/.cache/judgelab)."),
-    seed: int = typer.Option(0, help="Seed for per-item randomisation and the provider's sampling seed."),
-    max_tokens: int | None = typer.Option(None, help="Cap on output tokens per call (default: the rubric's)."),
+    max_cost: MaxCostOption = None,
+    no_cache: NoCacheOption = False,
+    cache: CacheOption = None,
+    seed: SeedOption = 0,
+    max_tokens: MaxTokensOption = None,
+    report: ReportOption = False,
     logprobs: bool = typer.Option(False, "--logprobs", help="Also compute logprob-weighted scores."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Estimate calls, tokens and cost; call nothing."),
     max_retries: int = typer.Option(5, min=0, help="Retries per call on rate limits, 5xx, timeouts, drops."),
     retry_base: float = typer.Option(0.5, min=0.0, help="Backoff base in seconds (full jitter, doubling)."),
     timeout: float = typer.Option(120.0, min=0.1, help="Seconds before a call counts as timed out."),
-    rubric_param: list[str] = typer.Option([], "--param", help="Rubric parameter KEY=VALUE (JSON values allowed)."),
+    rubric_param: ParamOption = None,
 ) -> None:
     """Judge every item of --data with --rubric on --model; print ONE JSON summary line on stdout."""
     import judgelab
     from judgelab.engine.runner import RunAborted
     from judgelab.rubrics import load_rubric
 
-    rub = load_rubric(rubric, **_key_values(rubric_param, "--param"))
+    params = _key_values(rubric_param or [], "--param")
+    rub = load_rubric(rubric, **params)
     key = _api_key(api_key_env)
     if model.startswith("local/"):
         typer.echo(EMBEDDED_NOTE, err=True)
     kwargs: dict[str, Any] = dict(
-        api_base=api_base, api_key=key, concurrency=concurrency, repeats=repeats, temperature=temperature,
-        swap=swap, max_cost_usd=max_cost, cache=False if no_cache else (cache or True), seed=seed,
-        max_tokens=max_tokens, logprobs=logprobs, max_retries=max_retries, retry_base_s=retry_base, timeout=timeout,
+        **_run_options(api_key=key, api_base=api_base, concurrency=concurrency, repeats=repeats,
+                       temperature=temperature, max_cost=max_cost, no_cache=no_cache, cache=cache, seed=seed,
+                       max_tokens=max_tokens),
+        swap=swap, logprobs=logprobs, max_retries=max_retries, retry_base_s=retry_base, timeout=timeout,
     )
     if dry_run:
         print(json.dumps(judgelab.estimate(data, rub, model, **kwargs).summary()), flush=True)
@@ -150,9 +203,10 @@ def run(
         typer.echo(f"error: {aborted} (every row so far is saved in {out})", err=True)
         raise typer.Exit(1) from None
     meta = {"model": model, "rubric": rub.name, "rubric_version": rub.version, "api_base": api_base,
-            "data": str(data), "stats": result.stats.__dict__}
+            "data": str(data), "stats": result.stats.__dict__, **_rubric_source(rubric, params, data)}
     _write_outputs(result.table, out, meta)
-    print(json.dumps({**result.stats.summary(), "out": str(out)}), flush=True)
+    written = {"report": str(_write_report(result, out, data, rub))} if report else {}
+    print(json.dumps({**result.stats.summary(), "out": str(out), **written}), flush=True)
 
 
 @app.command()

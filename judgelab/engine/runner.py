@@ -104,6 +104,11 @@ class RunResult:
     table: pd.DataFrame
     stats: RunStats
 
+    def _repr_html_(self) -> str:  # the notebook view: summary line and the table's head
+        from judgelab.viz.report import result_html
+
+        return result_html("judge run", self.table, stats=vars(self.stats))
+
 
 @dataclass(frozen=True)
 class Reply:

@@ -17,6 +17,15 @@ How a judge's ties and unscored rows (status other than "ok") count is the ``pol
 ``"wrong"``
     Every tie and unscored verdict is a failure: never correct (unless the gold label is a
     tie and the judge said tie) and never position-consistent. All items stay in.
+``"net"``
+    JudgeBench's rule (Tan et al. 2025, ``utils/metrics.py``): each order votes +1 when its verdict
+    is the gold label, -1 when it is the other candidate, 0 for a tie or an unscored verdict; a
+    pair is correct when the sum of its two votes is positive; the denominator is every pair.
+    This adds the metric ``accuracy_net``; the five other metrics are computed as under "wrong".
+
+Which policy reproduces which publisher's numbers is tabulated in ``docs/publisher_conventions.md``
+(LLMBar: "tie"; JudgeBench: "net"). :func:`pairwise_agreement` is the agreement of a pairwise
+judge with (several) human votes, with and without ties, as MT-Bench reports it.
 
 Intervals: per-order accuracy, correct-in-both and consistency are proportions of
 independent items, so their default interval is the exact Clopper-Pearson binomial one;
@@ -35,22 +44,30 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from judgelab.errors import JudgelabError
 from judgelab.judgments import is_scored
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap
 from judgelab.stats.tidy import result_row, tidy_frame
 
-__all__ = ["METRICS", "POLICIES", "Policy", "pairwise_accuracy", "pairwise_policy_sensitivity"]
+__all__ = ["METRICS", "POLICIES", "PairwiseInputError", "Policy", "pairwise_accuracy", "pairwise_agreement",
+           "pairwise_policy_sensitivity"]
 
-Policy = Literal["exclude", "tie", "wrong"]
-POLICIES: tuple[Policy, ...] = ("exclude", "tie", "wrong")
+Policy = Literal["exclude", "tie", "wrong", "net"]
+POLICIES: tuple[Policy, ...] = ("exclude", "tie", "wrong", "net")
 METRICS: tuple[str, ...] = (
     "accuracy_original",
     "accuracy_swapped",
     "accuracy_mean",
     "correct_both",
     "position_consistency",
+    "accuracy_net",  # policy "net" only
 )
 _VALID = ("A", "B", "TIE")
+_OTHER = {"A": "B", "B": "A", "TIE": "TIE"}
+
+
+class PairwiseInputError(JudgelabError, ValueError):
+    """A pairwise table or option that cannot be scored as given; the message says what to change."""
 
 
 def pairwise_accuracy(
@@ -72,19 +89,19 @@ def pairwise_accuracy(
     method, n_correct, n_items, n_excluded, policy.
     """
     if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
+        raise PairwiseInputError(f"policy must be one of {POLICIES}, not {policy!r}")
     if ci not in ("exact", "bootstrap"):
-        raise ValueError(f"ci must be 'exact' or 'bootstrap', not {ci!r}")
+        raise PairwiseInputError(f"ci must be 'exact' or 'bootstrap', not {ci!r}")
     missing = [
         c for c in ("item_id", "judge", "condition", "status", "winner", *by) if c not in table.columns
     ]
     if missing:
-        raise ValueError(f"pairwise table is missing columns: {', '.join(missing)}")
+        raise PairwiseInputError(f"pairwise table is missing columns: {', '.join(missing)}")
     gold_by_item, gold_judge = _gold_labels(table, gold)
     judged = table[table["judge"] != gold_judge] if gold_judge else table
     judged = judged[judged["condition"].isin(conditions)]
     if judged.empty:
-        raise ValueError(f"no judge rows with condition in {conditions} to score")
+        raise PairwiseInputError(f"no judge rows with condition in {conditions} to score")
     out = []
     for key, group in judged.groupby(list(by), sort=True, dropna=False):
         keys = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
@@ -92,7 +109,7 @@ def pairwise_accuracy(
         labels = gold_by_item.reindex(verdicts.index)
         if labels.isna().any():
             lacking = list(verdicts.index[labels.isna()][:5])
-            raise ValueError(f"{int(labels.isna().sum())} judged items have no gold label (first: {lacking})")
+            raise PairwiseInputError(f"{int(labels.isna().sum())} judged items have no gold label (first: {lacking})")
         frame = _score(verdicts, labels.to_numpy(dtype=object), policy, ci, ci_level, n_resamples, seed)
         for col, value in keys.items():
             frame.insert(0, col, value)
@@ -111,11 +128,108 @@ def pairwise_policy_sensitivity(table: pd.DataFrame, **kwargs: object) -> pd.Dat
         )
         wide = block if wide is None else wide.merge(block, on=[*by, "metric"], how="outer")
     assert wide is not None
-    wide["metric"] = pd.Categorical(wide["metric"], categories=METRICS, ordered=True)
+    wide["metric"] = pd.Categorical(wide["metric"], categories=METRICS, ordered=True)  # accuracy_net: "net" only
     wide["spread"] = wide[[f"estimate_{p}" for p in POLICIES]].max(axis=1) - wide[
         [f"estimate_{p}" for p in POLICIES]
     ].min(axis=1)
     return wide.sort_values([*by, "metric"]).reset_index(drop=True)
+
+
+def pairwise_agreement(
+    table: pd.DataFrame,
+    judge: str,
+    gold: str | Sequence[str],
+    *,
+    ties: Literal["include", "exclude", "both"] = "both",
+    unscored: Literal["exclude", "tie"] = "exclude",
+    condition: str | None = "original",
+    by: Sequence[str] = ("criterion",),
+    ci_level: float = 0.95,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Agreement of a pairwise judge's winners with every gold (human) vote, with and without ties.
+
+    MT-Bench's convention (Zheng et al. 2023, FastChat ``compute_agreement.py``): the judge's one
+    verdict on an item is paired with EACH gold vote on it (``gold``: one judge name, or several,
+    e.g. the annotators "human:e1", "human:e2"; several votes per item are expected); agreement is the
+    share of those pairs with the same winner. ``ties="include"`` keeps every pair (two ties agree);
+    ``"exclude"`` leaves out the pairs where either vote is a tie (MT-Bench's "w/o tie");
+    ``"both"`` returns both rows. An unscored judge verdict leaves the item out (``unscored="exclude"``,
+    counted) or counts as a tie (``"tie"``). ``condition`` picks the judge's rows (None: all rows; the
+    judge must then have one verdict per item, e.g. both orders already combined).
+
+    One row per group of ``by`` and tie policy: ``estimate`` = agreeing pairs / ``n`` pairs, with a
+    percentile bootstrap interval that resamples items (an item's gold votes move together);
+    ``n_items``, ``n_unscored_excluded`` and ``n_ties_excluded`` account for every vote.
+    """
+    policies = {"include": ("include",), "exclude": ("exclude",), "both": ("include", "exclude")}.get(ties)
+    if policies is None:
+        raise PairwiseInputError(f"ties must be 'include', 'exclude' or 'both', not {ties!r}")
+    if unscored not in ("exclude", "tie"):
+        raise PairwiseInputError(f"unscored must be 'exclude' or 'tie', not {unscored!r}")
+    gold_names = [gold] if isinstance(gold, str) else list(gold)
+    missing = [c for c in ("item_id", "judge", "condition", "status", "winner", *by) if c not in table.columns]
+    if missing:
+        raise PairwiseInputError(f"pairwise table is missing columns: {', '.join(missing)}")
+    judged = table[table["judge"] == judge]
+    if condition is not None:
+        judged = judged[judged["condition"] == condition]
+    votes = table[table["judge"].isin(gold_names) & is_scored(table)]
+    for name, rows in ((f"judge {judge!r}" + (f" in condition {condition!r}" if condition else ""), judged),
+                       (f"gold {gold_names}", votes)):
+        if rows.empty:
+            raise PairwiseInputError(f"no rows of {name} in the table")
+    out = []
+    for key, group in judged.groupby(list(by), sort=True, dropna=False):
+        keys = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
+        dup = group["item_id"].duplicated()
+        if dup.any():
+            raise PairwiseInputError(
+                f"judge {judge!r} has several verdicts for {int(dup.sum())} items (first: "
+                f"{list(group.loc[dup, 'item_id'][:3])}); pick one condition (condition='original') or combine the "
+                "two orders first")
+        ok = is_scored(group)
+        winners = group["winner"].astype(object).where(ok, "TIE" if unscored == "tie" else None)
+        verdict = pd.Series(winners.to_numpy(), index=group["item_id"].to_numpy())
+        n_unscored = int(verdict.isna().sum())
+        verdict = verdict.dropna()
+        bad = ~verdict.isin(_VALID)
+        if bad.any():
+            raise PairwiseInputError(f"judge winners must be 'A', 'B' or 'TIE'; found {sorted(set(verdict[bad]))}")
+        gold_votes = votes
+        for col, value in keys.items():
+            gold_votes = gold_votes[gold_votes[col].isna()] if pd.isna(value) else gold_votes[gold_votes[col] == value]
+        paired = gold_votes[["item_id", "winner"]].rename(columns={"winner": "gold"})
+        paired = paired[paired["item_id"].isin(verdict.index)]
+        paired = paired.assign(judge=verdict.reindex(paired["item_id"]).to_numpy())
+        for policy in policies:
+            frame = paired
+            n_ties = 0
+            if policy == "exclude":
+                tie = (frame["judge"] == "TIE") | (frame["gold"] == "TIE")
+                n_ties, frame = int(tie.sum()), frame[~tie]
+            row = _agreement_row(frame, policy, ci_level, n_resamples, seed)
+            row.update(n_unscored_excluded=n_unscored, n_ties_excluded=n_ties)
+            out.append({**keys, **row})
+    return tidy_frame(out)
+
+
+def _agreement_row(pairs: pd.DataFrame, policy: str, ci_level: float, n_resamples: int,
+                   seed: int) -> dict[str, object]:
+    """Share of (judge, gold vote) pairs that agree, items resampled."""
+    per_item = pairs.assign(agree=(pairs["judge"] == pairs["gold"]).astype(float)).groupby("item_id")["agree"]
+    num, den = per_item.sum().to_numpy(float), per_item.size().to_numpy(float)
+    n, k = int(den.sum()), float(num.sum())
+    label = "ties included" if policy == "include" else "ties excluded"
+    if n == 0:
+        return result_row("pairwise_agreement", np.nan, n=0, method="share of (judge, gold vote) pairs that agree",
+                          policy=label, n_items=0, note="no (judge, gold vote) pairs to compare")
+    boot = bootstrap(_ratio_statistic(num, den), len(num), n_resamples=n_resamples, ci_level=ci_level, seed=seed,
+                     return_distribution=False)
+    return result_row("pairwise_agreement", k / n, n=n, ci_low=boot.ci_low, ci_high=boot.ci_high,
+                      method=f"share of (judge, gold vote) pairs that agree ({label}); CI: {boot.method}, items "
+                      f"resampled ({len(num)} items)", policy=label, n_items=len(num), note=boot.note)
 
 
 def _gold_labels(
@@ -124,17 +238,17 @@ def _gold_labels(
     if isinstance(gold, str):
         rows = table[(table["judge"] == gold) & is_scored(table)]
         if rows.empty:
-            raise ValueError(f"no scored gold rows with judge == {gold!r} in the table")
+            raise PairwiseInputError(f"no scored gold rows with judge == {gold!r} in the table")
         pairs = rows[["item_id", "winner"]].drop_duplicates()
         if pairs["item_id"].duplicated().any():
             dup = list(pairs.loc[pairs["item_id"].duplicated(), "item_id"][:5])
-            raise ValueError(f"items with conflicting gold labels: {dup}")
+            raise PairwiseInputError(f"items with conflicting gold labels: {dup}")
         series, judge_name = pd.Series(pairs["winner"].to_numpy(), index=pairs["item_id"].to_numpy()), gold
     else:
         series, judge_name = pd.Series(dict(gold) if not isinstance(gold, pd.Series) else gold), None
     bad = ~series.isin(_VALID)
     if bad.any():
-        raise ValueError(f"gold labels must be 'A', 'B' or 'TIE'; found {sorted(set(map(str, series[bad])))}")
+        raise PairwiseInputError(f"gold labels must be 'A', 'B' or 'TIE'; found {sorted(set(map(str, series[bad])))}")
     return series.astype(object), judge_name
 
 
@@ -142,14 +256,14 @@ def _verdict_matrix(group: pd.DataFrame, conditions: tuple[str, str]) -> pd.Data
     """Item x condition verdicts: "A"/"B"/"TIE", or None for an unscored or missing verdict."""
     dup = group.duplicated(subset=["item_id", "condition"])
     if dup.any():
-        raise ValueError(
+        raise PairwiseInputError(
             f"{int(dup.sum())} items have more than one verdict per condition in one group; "
             "split repeats or criteria with `by`"
         )
     scored = is_scored(group)
     bad = scored & ~group["winner"].isin(_VALID)
     if bad.any():
-        raise ValueError(
+        raise PairwiseInputError(
             f"scored rows must have winner 'A', 'B' or 'TIE'; found {sorted(set(map(str, group.loc[bad, 'winner'])))}"
         )
     verdict = group["winner"].astype(object).where(scored, None)
@@ -185,11 +299,11 @@ def _score(
     elif policy == "tie":
         usable = np.ones_like(unscored)
         correct = v == gold_col
-    else:  # wrong
+    else:  # wrong, net
         usable = np.ones_like(unscored)
         correct = ~unscored & (v == gold_col) & (~is_tie | (gold_col == "TIE"))
     both_usable = usable.all(axis=1)
-    if policy == "wrong":
+    if policy in ("wrong", "net"):
         consistent = ~unscored.any(axis=1) & ~is_tie.any(axis=1) & (v[:, 0] == v[:, 1])
     else:
         consistent = both_usable & (v[:, 0] == v[:, 1])
@@ -202,6 +316,12 @@ def _score(
         "correct_both": (correct.all(axis=1) & both_usable, both_usable),
         "position_consistency": (consistent, both_usable),
     }
+    notes = dict.fromkeys(parts, "")
+    if policy == "net":
+        votes = _net_votes(v, gold)
+        parts["accuracy_net"] = (votes > 0, np.ones(len(v), dtype=bool))
+        notes["accuracy_net"] = (f"net vote > 0: {int((votes > 0).sum())} pairs, = 0: {int((votes == 0).sum())}, "
+                                 f"< 0: {int((votes < 0).sum())}; no test (chance depends on the tie rate)")
     rows = []
     for metric, (num, den) in parts.items():
         num, den = num.astype(float), den.astype(float)
@@ -229,8 +349,19 @@ def _score(
         # n counts verdicts for accuracy_mean, items otherwise
         rows.append(result_row(metric, estimate, n=int(n), ci_low=low, ci_high=high, p_value=p_value, method=method,
                                n_correct=int(k), n_items=len(v),
-                               n_excluded=int(len(v) * (2 if metric == "accuracy_mean" else 1) - n), policy=policy))
+                               n_excluded=int(len(v) * (2 if metric == "accuracy_mean" else 1) - n), policy=policy,
+                               note=notes[metric]))
     return tidy_frame(rows)
+
+
+def _net_votes(verdicts: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """JudgeBench's per-pair vote sum: each order +1 when it names the gold label, -1 when it names the
+    other candidate, 0 otherwise (a tie, an unscored verdict). ``verdicts``: items x orders, None = unscored."""
+    gold_col = np.asarray(gold, dtype=object)[:, None]
+    other = np.vectorize(lambda g: _OTHER.get(g), otypes=[object])(gold_col)
+    right = verdicts == gold_col
+    wrong = (verdicts == other) & ~right  # with a TIE gold, the "other" label is TIE too: only +1 applies
+    return right.sum(axis=1).astype(int) - wrong.sum(axis=1).astype(int)
 
 
 def _clopper_pearson(k: int, n: int, ci_level: float) -> tuple[float, float]:

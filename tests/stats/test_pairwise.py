@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from judgelab.errors import JudgelabError
 from judgelab.judgments import make_table, validate
 from judgelab.stats.pairwise import POLICIES, pairwise_accuracy, pairwise_policy_sensitivity
 
@@ -70,13 +71,16 @@ def test_wrong_policy_counts_every_tie_and_unscored_verdict_as_a_failure() -> No
 def test_sensitivity_table_puts_every_policy_side_by_side() -> None:
     wide = pairwise_policy_sensitivity(_table(VERDICTS, GOLD), n_resamples=200)
     assert list(wide["metric"].astype(str)) == [
-        "accuracy_original", "accuracy_swapped", "accuracy_mean", "correct_both", "position_consistency"]
+        "accuracy_original", "accuracy_swapped", "accuracy_mean", "correct_both", "position_consistency",
+        "accuracy_net"]
     for policy in POLICIES:
         assert f"estimate_{policy}" in wide and f"n_{policy}" in wide
     consistency = wide.set_index(wide["metric"].astype(str)).loc["position_consistency"]
     assert consistency["estimate_exclude"] == pytest.approx(2 / 3)
     assert consistency["estimate_tie"] == pytest.approx(3 / 6)
     assert consistency["spread"] == pytest.approx(2 / 3 - 2 / 6)
+    net = wide.set_index(wide["metric"].astype(str)).loc["accuracy_net"]
+    assert np.isnan(net["estimate_tie"]) and not np.isnan(net["estimate_net"])  # a "net"-only metric
 
 
 def test_exact_interval_is_clopper_pearson_and_p_value_is_binomial_vs_chance() -> None:
@@ -117,7 +121,7 @@ def test_gold_can_be_a_mapping_and_groups_split_by_judge() -> None:
 
 def test_bad_input_is_a_clear_error() -> None:
     table = _table(VERDICTS, GOLD)
-    with pytest.raises(ValueError, match="policy must be one of"):
+    with pytest.raises(JudgelabError, match="policy must be one of"):
         pairwise_accuracy(table, policy="drop")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no judged items have no gold|have no gold label"):
         pairwise_accuracy(table, gold={"i1": "A"})
