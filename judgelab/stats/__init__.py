@@ -44,7 +44,7 @@ from judgelab.stats.model_agreement import (
     agreement_matrix_wide,
 )
 from judgelab.stats.pairing import is_judgments_table, pair_conditions, pair_judges
-from judgelab.stats.pairwise import pairwise_accuracy, pairwise_policy_sensitivity
+from judgelab.stats.pairwise import pairwise_accuracy, pairwise_agreement, pairwise_policy_sensitivity
 from judgelab.stats.power import n_for_correlation, n_for_correlation_difference, n_for_flip_rate, n_for_kappa
 
 __all__ = [
@@ -85,6 +85,7 @@ __all__ = [
     "pair_conditions",
     "pair_judges",
     "pairwise_accuracy",
+    "pairwise_agreement",
     "pairwise_policy_sensitivity",
     "pearson",
     "pearson_statistic",
