@@ -12,17 +12,15 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
-import os
 import sys
 import types
 import warnings
 from typing import Any
 
-# litellm must never reach for the network to fetch its price map at import time.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-from judgelab.errors import JudgelabError  # noqa: E402
-from judgelab.judgments import COLUMNS, STATUSES, load, make_table, save, validate  # noqa: E402
+# Importing judgelab changes no environment variable: litellm's offline price map is scoped to litellm's
+# import (judgelab.backends.pricing.offline_litellm), OpenMP's thread policy to the embedded judge's first use.
+from judgelab.errors import JudgelabError
+from judgelab.judgments import COLUMNS, STATUSES, load, make_table, save, validate
 
 __version__ = "0.1.0"
 

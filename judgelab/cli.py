@@ -52,7 +52,8 @@ SeedOption = Annotated[int, typer.Option(help="Seed for per-item randomisation a
 MaxTokensOption = Annotated[int | None, typer.Option(help="Cap on output tokens per call (default: the rubric's).")]
 ReportOption = Annotated[bool, typer.Option("--report", help="Also write report.html, one self-contained HTML page "
                                                              "(no network), into the --out folder.")]
-ParamOption = Annotated[list[str], typer.Option("--param", help="Rubric parameter KEY=VALUE (JSON values allowed).")]
+ParamOption = Annotated[list[str] | None, typer.Option("--param", help="Rubric parameter KEY=VALUE (JSON values "
+                                                                      "allowed).")]
 DEFAULT_MODEL = "local/smollm2"
 
 
@@ -211,17 +212,18 @@ def run(
 
 @app.command()
 @friendly
-def demo(out: Path = typer.Option(Path("runs/demo"), help="Where to write the demo's judgments.")) -> None:
-    """Judge a few built-in items on the embedded offline judge, end to end, and print a summary."""
+def demo(
+    out: Annotated[Path, typer.Option(help="Folder for the demo's table, figure and HTML report.")] = Path("runs/demo"),
+    cache: CacheOption = None,
+    no_cache: NoCacheOption = False,
+) -> None:
+    """Judge, probe for position bias, measure and report, offline on the embedded judge; says what each step shows."""
     from judgelab.studies.demo import run_demo
 
-    typer.echo(EMBEDDED_NOTE, err=True)
     _check_out_dir(out)
-    result = run_demo()
-    _write_outputs(result.table, out, {"demo": True, "stats": result.stats.__dict__})
-    cols = ["item_id", "criterion", "status", "score", "unscored_reason"]
-    typer.echo(result.table[cols].to_string(index=False), err=True)
-    print(json.dumps({**result.stats.summary(), "out": str(out)}), flush=True)
+    result = run_demo(out, cache=False if no_cache else (cache or True), echo=typer.echo)
+    print(json.dumps({**result.run.stats.summary(), "out": str(out), "report": str(result.files["report"]),
+                      "seconds": round(result.seconds, 1)}), flush=True)
 
 
 @app.command()

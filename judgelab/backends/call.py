@@ -8,11 +8,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+from judgelab.backends.pricing import offline_litellm, response_cost
+from judgelab.backends.redaction import install_log_redaction, redact, secrets_in
 
-import litellm  # noqa: E402  (the env var above must be set before import)
-
-from judgelab.backends.pricing import response_cost  # noqa: E402
+litellm = offline_litellm()
 
 __all__ = [
     "acall", "classify", "ensure_provider", "ErrorKind", "ModelCallError", "ModelReply",
@@ -20,6 +19,12 @@ __all__ = [
 ]
 
 litellm.suppress_debug_info = True  # no "Give Feedback" banners in notebooks and logs
+install_log_redaction()  # litellm's and the HTTP clients' loggers now exist: no key reaches a log record
+
+# OpenAI-compatible servers that need no key still need the openai client to have one; the provider's own
+# environment variable wins over this placeholder
+_KEYLESS_PLACEHOLDER = "no-key-needed"
+_PROVIDER_KEY_ENV = {"openai/": "OPENAI_API_KEY", "hosted_vllm/": "HOSTED_VLLM_API_KEY"}
 
 ErrorKind = Literal["retryable", "fatal", "request"]
 
@@ -90,11 +95,8 @@ def _retry_after_seconds(exc: BaseException) -> float | None:
 
 
 def _short(exc: BaseException, secrets: tuple[str, ...]) -> str:
-    text = f"{type(exc).__name__}: {exc}".replace("\n", " ")
-    for s in secrets:
-        if s:
-            text = text.replace(s, "***")
-    return text[:400]
+    # redacted before it is cut, so a key cannot survive half-masked at the cut
+    return redact(f"{type(exc).__name__}: {exc}".replace("\n", " "), secrets)[:400]
 
 
 def classify(exc: BaseException, secrets: tuple[str, ...] = ()) -> ModelCallError:
@@ -183,9 +185,8 @@ async def acall(
         kwargs["api_base"] = api_base
     if api_key:
         kwargs["api_key"] = api_key
-    elif api_base and model.startswith(("openai/", "hosted_vllm/")):
-        # local OpenAI-compatible servers (llama.cpp, vLLM) need no key, but the openai client insists on one
-        kwargs["api_key"] = "no-key-needed"
+    elif api_base and not _provider_key_in_env(model):
+        kwargs["api_key"] = _KEYLESS_PLACEHOLDER
     start = time.perf_counter()
     try:
         # max_retries=0: judgelab counts and schedules every retry itself
@@ -194,8 +195,14 @@ async def acall(
         response = await litellm.acompletion(model=model, messages=messages, timeout=timeout, drop_params=True,
                                              **kwargs)
     except Exception as exc:  # noqa: BLE001 - classified below, nothing swallowed
-        raise classify(exc, secrets=(api_key or "",)) from None
+        raise classify(exc, secrets=(api_key or "", *secrets_in(api_base), *secrets_in(params))) from None
     return reply_from_response(response, time.perf_counter() - start)
+
+
+def _provider_key_in_env(model: str) -> bool:
+    """True unless ``model`` is served by an OpenAI-compatible server whose key variable is unset."""
+    env = next((v for prefix, v in _PROVIDER_KEY_ENV.items() if model.startswith(prefix)), None)
+    return env is None or bool(os.environ.get(env))
 
 
 def reply_from_response(response: Any, latency_s: float, extra: dict[str, Any] | None = None) -> ModelReply:

@@ -39,12 +39,13 @@ from importlib import metadata, util
 from pathlib import Path
 from typing import Any
 
-import litellm
 import numpy as np
-from litellm import CustomLLM, ModelResponse
 
-from judgelab.backends.pricing import register_free_models
+from judgelab.backends.pricing import offline_litellm, register_free_models
 from judgelab.errors import JudgelabError
+
+litellm = offline_litellm()
+CustomLLM, ModelResponse = litellm.CustomLLM, litellm.ModelResponse
 
 __all__ = [
     "DEFAULT_MAX_TOKENS", "GGUF_DISTRIBUTION", "GGUF_ENV_VAR", "GGUF_RELATIVE_PATH", "INSTALL_HINT",
@@ -65,8 +66,10 @@ MAX_TOP_LOGPROBS = 20  # OpenAI's limit
 # llama.cpp here is built with OpenMP, whose threads busy-wait at every barrier. When other processes
 # compete for the cores (a notebook kernel, a test run), a descheduled spinner stalls the others: measured
 # here at load ~11 on 2 cores, 128 tokens took 89 s with the default policy and 10 s with PASSIVE.
-# libgomp reads this once, when llama_cpp's library is loaded, so it is set at import; a user's value wins.
-OMP_WAIT_POLICY = os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# libgomp reads the variable once, when llama_cpp's library is loaded: _llama_cpp() sets it for that import
+# only (the first use of the embedded judge) and restores the environment; a user's value wins.
+OMP_WAIT_POLICY = "PASSIVE"
+_OMP_ENV = "OMP_WAIT_POLICY"
 
 INSTALL_HINT = (
     "install the embedded judge with: CMAKE_ARGS=\"-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON "
@@ -137,17 +140,35 @@ _llama: Any = None
 _formatter: Any = None
 
 
+def _llama_cpp() -> Any:
+    """The llama_cpp module, loaded (once) with OpenMP's PASSIVE wait policy; the environment is restored after.
+
+    This is the first use of the embedded judge and the only place judgelab sets a thread policy; a value
+    of ``OMP_WAIT_POLICY`` the user set is kept. Imports of llama_cpp elsewhere come after this one.
+    """
+    with _LOAD_LOCK:
+        previous = os.environ.get(_OMP_ENV)
+        if previous is None:
+            os.environ[_OMP_ENV] = OMP_WAIT_POLICY
+        try:
+            import llama_cpp
+        except ImportError as exc:
+            raise LocalModelUnavailable(f"llama-cpp-python is not installed; {INSTALL_HINT}") from exc
+        finally:
+            if previous is None:
+                os.environ.pop(_OMP_ENV, None)
+    return llama_cpp
+
+
 def _model() -> tuple[Any, Any]:
     """The process-wide Llama instance and its chat formatter, loaded on first use."""
     global _llama, _formatter
+    _llama_cpp()
     with _LOAD_LOCK:
         if _llama is None:
             path = gguf_path()
-            try:
-                from llama_cpp import Llama
-                from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-            except ImportError as exc:
-                raise LocalModelUnavailable(f"llama-cpp-python is not installed; {INSTALL_HINT}") from exc
+            from llama_cpp import Llama
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
             llm = Llama(model_path=str(path), n_ctx=N_CTX, n_threads=N_THREADS, n_threads_batch=N_THREADS,
                         logits_all=False, verbose=False)
             # free the model while the interpreter is intact: llama-cpp's __del__ at shutdown prints a TypeError
@@ -358,6 +379,7 @@ def _complete(model: str, messages: list[dict[str, Any]], optional_params: dict[
     """Validate, generate under the lock, and wrap as a litellm ModelResponse; user errors -> BadRequestError."""
     try:
         name = _canonical_name(model)
+        _llama_cpp()  # before the grammar below imports llama_cpp: the library loads with the thread policy
         settings = _sampling(optional_params)
         if optional_params.get("stream"):
             raise _BadRequest(_NO_STREAMING)

@@ -1,7 +1,8 @@
 """Prices: what a reply cost, what a request may cost before it is sent, and free local models.
 
-Every price comes from litellm's cost map (the offline copy shipped with litellm; see
-``judgelab.backends.call``). A model litellm cannot price has an unknown cost, NaN, never 0.
+Every price comes from litellm's cost map, the offline copy shipped with litellm: judgelab imports
+litellm through :func:`offline_litellm`, the one place that sets ``LITELLM_LOCAL_MODEL_COST_MAP``, and
+only for the duration of that import. A model litellm cannot price has an unknown cost, NaN, never 0.
 """
 
 from __future__ import annotations
@@ -9,19 +10,45 @@ from __future__ import annotations
 import logging
 import math
 import os
+import sys
+import threading
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-import litellm  # noqa: E402  (the env var above must be set before import)
 
 from judgelab.errors import JudgelabError
 
-__all__ = ["DEFAULT_OUTPUT_TOKENS", "UnknownPriceError", "batch_price", "estimate_call_cost", "known_zero_price",
-           "register_free_models", "response_cost"]
+__all__ = ["DEFAULT_OUTPUT_TOKENS", "PRICE_MAP_ENV", "UnknownPriceError", "batch_price", "estimate_call_cost",
+           "known_zero_price", "offline_litellm", "register_free_models", "response_cost"]
 
 DEFAULT_OUTPUT_TOKENS = 512
+PRICE_MAP_ENV = "LITELLM_LOCAL_MODEL_COST_MAP"
+_IMPORT_LOCK = threading.Lock()
+
+
+def offline_litellm() -> ModuleType:
+    """litellm, imported with its offline price map; every judgelab module gets litellm from here.
+
+    litellm reads ``LITELLM_LOCAL_MODEL_COST_MAP`` only while it is being imported; without it the import
+    fetches the price map from the network. The variable is set for that import only and then restored
+    (removed again when the user had not set it); a value the user set is left alone. When litellm was
+    imported before judgelab, it is used as it is.
+    """
+    with _IMPORT_LOCK:
+        if "litellm" in sys.modules:
+            return sys.modules["litellm"]
+        previous = os.environ.get(PRICE_MAP_ENV)
+        if previous is None:
+            os.environ[PRICE_MAP_ENV] = "True"
+        try:
+            import litellm
+        finally:
+            if previous is None:
+                os.environ.pop(PRICE_MAP_ENV, None)
+        return litellm
+
+
+litellm = offline_litellm()
 
 
 class UnknownPriceError(JudgelabError, ValueError):

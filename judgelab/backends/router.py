@@ -32,13 +32,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from litellm import Router
-
 from judgelab.backends.call import (  # shared reply/cost/error handling
+    _KEYLESS_PLACEHOLDER,
     ModelReply,
+    _provider_key_in_env,
     classify,
     reply_from_response,
 )
+from judgelab.backends.pricing import offline_litellm
+from judgelab.backends.redaction import install_log_redaction, redact, register_secret, secrets_in
+
+Router = offline_litellm().Router
 
 __all__ = ["RouterJudge", "router_judge"]
 
@@ -48,7 +52,7 @@ class _Deployment:
     """judgelab's view of one deployment: its limits and what is in flight on it."""
 
     group: str  # the Router model group holding just this deployment
-    api_base: str
+    api_base: str  # redacted: it names the deployment in counts and rows, never with a key in it
     max_parallel_requests: int | None
     rpm: int | None
     in_flight: int = 0
@@ -67,8 +71,8 @@ class _Deployment:
 class RouterJudge:
     """A judge whose calls go through a litellm Router over several deployments of one model.
 
-    ``calls_by_deployment`` counts answers per deployment ``api_base``; ``fallbacks`` counts calls
-    that a failing deployment handed to another one.
+    ``calls_by_deployment`` counts answers per deployment ``api_base`` (with any key in it masked);
+    ``fallbacks`` counts calls that a failing deployment handed to another one.
     """
 
     router: Router
@@ -147,7 +151,7 @@ class RouterJudge:
 def _served_by(response: Any) -> str | None:
     hidden = getattr(response, "_hidden_params", None) or {}
     base = hidden.get("api_base")
-    return str(base) if base else None
+    return redact(str(base)) if base else None
 
 
 def router_judge(
@@ -189,8 +193,9 @@ def router_judge(
         if spec.get("api_base"):
             params["api_base"] = spec["api_base"]
         key = spec.get("api_key")
-        if key is None and spec.get("api_base") and dep_model.startswith(("openai/", "hosted_vllm/")):
-            key = "no-key-needed"  # local OpenAI-compatible servers need no key; the openai client wants one
+        register_secret(key, *secrets_in(spec.get("api_base")))
+        if key is None and spec.get("api_base") and not _provider_key_in_env(dep_model):
+            key = _KEYLESS_PLACEHOLDER  # local OpenAI-compatible servers need no key; the openai client wants one
         if key is not None:
             params["api_key"] = key
         limits = []
@@ -217,8 +222,9 @@ def router_judge(
         retry_after=0,  # judgelab's engine owns backoff
         timeout=timeout,
     )
+    install_log_redaction()
     state = [
-        _Deployment(group=g, api_base=str(p.get("api_base") or g), max_parallel_requests=cap, rpm=per_minute)
+        _Deployment(group=g, api_base=redact(str(p.get("api_base") or g)), max_parallel_requests=cap, rpm=per_minute)
         for g, (p, cap, per_minute) in zip(groups, entries, strict=True)
     ]
     return RouterJudge(router=router, model_name=judge_name, deployments=state, cooldown_time=cooldown_time)

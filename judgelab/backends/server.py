@@ -27,7 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from judgelab.backends.local import INSTALL_HINT, OMP_WAIT_POLICY, LocalModelUnavailable, gguf_path
+from judgelab.backends.local import (
+    INSTALL_HINT,
+    OMP_WAIT_POLICY,
+    LocalModelUnavailable,
+    _llama_cpp,
+    gguf_path,
+)
 from judgelab.backends.pricing import register_free_models
 from judgelab.errors import JudgelabError
 
@@ -144,6 +150,7 @@ def start_server(port: int | None = None, host: str = "127.0.0.1", n_ctx: int = 
         raise ValueError(f"refusing to serve on non-loopback host {host!r}: the server has no authentication; "
                          "pass allow_remote=True if you really mean to expose it.")
     model = gguf_path()
+    _llama_cpp()  # loads llama.cpp's library under the embedded judge's thread policy, as in-process use does
     try:
         import llama_cpp.server  # noqa: F401  (only checking it is installed; it runs in the child)
     except ImportError as exc:
