@@ -6,16 +6,16 @@ import json
 import os
 import sys
 import tempfile
+import traceback
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+import typer
 
-import typer  # noqa: E402
-
-from judgelab.errors import JudgelabError  # noqa: E402
+from judgelab.backends.redaction import redact, register_secret
+from judgelab.errors import JudgelabError
 
 __all__ = ["UserError", "app", "friendly", "main"]
 
@@ -75,7 +75,7 @@ def friendly(func: F) -> F:
             typer.echo("interrupted: finished calls are in the cache; rerun the same command to resume", err=True)
             raise typer.Exit(130) from None
         except JudgelabError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            typer.echo(f"error: {redact(str(exc))}", err=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
@@ -96,6 +96,7 @@ def _api_key(api_key_env: str | None) -> str | None:
     value = os.environ.get(api_key_env)
     if not value:
         raise UserError(f"environment variable {api_key_env} (given by --api-key-env) is not set")
+    register_secret(value)
     return value
 
 
@@ -140,12 +141,14 @@ def _write_report(result: Any, out: Path, data: Path, rubric: Any) -> Path:
 
 
 def _write_outputs(table: Any, out: Path, meta: dict[str, Any]) -> None:
+    """The table (Parquet and JSONL; its free-text columns are redacted as rows are built) and run.json,
+    redacted."""
     from judgelab import judgments
 
     judgments.save(table, out / "judgments.parquet")
     judgments.save(table, out / "judgments.jsonl")
     tmp = out / ".run.json.tmp"
-    tmp.write_text(json.dumps(meta, indent=2, default=str))
+    tmp.write_text(json.dumps(redact(json.loads(json.dumps(meta, default=str))), indent=2))
     os.replace(tmp, out / "run.json")
 
 
@@ -174,6 +177,8 @@ def run(
     retry_base: float = typer.Option(0.5, min=0.0, help="Backoff base in seconds (full jitter, doubling)."),
     timeout: float = typer.Option(120.0, min=0.1, help="Seconds before a call counts as timed out."),
     rubric_param: ParamOption = None,
+    retry_unscored: bool = typer.Option(False, "--retry-unscored", help="Ask again the requests whose cached "
+                                        "answer ended unscored (parse error, refusal, empty); others stay cached."),
 ) -> None:
     """Judge every item of --data with --rubric on --model; print ONE JSON summary line on stdout."""
     import judgelab
@@ -190,6 +195,7 @@ def run(
                        temperature=temperature, max_cost=max_cost, no_cache=no_cache, cache=cache, seed=seed,
                        max_tokens=max_tokens),
         swap=swap, logprobs=logprobs, max_retries=max_retries, retry_base_s=retry_base, timeout=timeout,
+        retry_unscored=retry_unscored,
     )
     if dry_run:
         print(json.dumps(judgelab.estimate(data, rub, model, **kwargs).summary()), flush=True)
@@ -242,28 +248,76 @@ def serve(
 @app.command()
 @friendly
 def probe(
-    name: str = typer.Argument(..., help="Probe: position, length, authority, sycophancy, ..."),
-    rubric: str = typer.Option(..., help="Built-in rubric name or YAML file."),
-    data: Path = typer.Option(..., help="Items file."),
-    model: str = typer.Option("local/smollm2", help="Any litellm model name."),
-    api_base: str | None = typer.Option(None, help="Base URL of an OpenAI-compatible server."),
-    api_key_env: str | None = typer.Option(None, help="Environment variable holding the API key."),
-    concurrency: int = typer.Option(8, min=1),
-    seed: int = typer.Option(0),
+    name: Annotated[str, typer.Argument(help="Probe: position, length, authority, sycophancy, ...")],
+    rubric: RubricOption,
+    data: DataOption,
+    model: ModelOption = DEFAULT_MODEL,
+    api_base: ApiBaseOption = None,
+    api_key_env: ApiKeyEnvOption = None,
+    concurrency: ConcurrencyOption = 8,
+    out: OutOption = None,
+    repeats: RepeatsOption = None,
+    temperature: TemperatureOption = None,
+    max_cost: MaxCostOption = None,
+    no_cache: NoCacheOption = False,
+    cache: CacheOption = None,
+    seed: SeedOption = 0,
+    max_tokens: MaxTokensOption = None,
+    report: ReportOption = False,
+    rubric_param: ParamOption = None,
     option: list[str] = typer.Option([], "--option", help="Probe option KEY=VALUE, e.g. --option k=5 (JSON values)."),
 ) -> None:
-    """Run a bias probe and print its summary as ONE JSON line."""
+    """Run a bias probe; save its table in --out and print its summary (estimates, intervals, n) as ONE JSON line."""
     from judgelab.probes import PROBES, run_probe
     from judgelab.rubrics import load_rubric
 
     if name not in PROBES:
         raise UserError(f"unknown probe {name!r}; available: {', '.join(sorted(PROBES))}")
+    params = _key_values(rubric_param or [], "--param")
+    rub = load_rubric(rubric, **params)
+    run_kw = _run_options(api_key=_api_key(api_key_env), api_base=api_base, concurrency=concurrency, repeats=repeats,
+                          temperature=temperature, max_cost=max_cost, no_cache=no_cache, cache=cache, seed=seed,
+                          max_tokens=max_tokens)
+    probe_kw = _key_values(option, "--option")
+    if name == "repeats" and "repeats" in run_kw:  # the repeats probe's samples per request are its k
+        probe_kw.setdefault("k", run_kw.pop("repeats"))
+    twice = sorted(set(run_kw) & set(probe_kw))
+    if twice:
+        raise UserError(f"{', '.join(twice)} given both as a flag and as --option; give each once")
     if model.startswith("local/"):
         typer.echo(EMBEDDED_NOTE, err=True)
-    result = run_probe(name, str(data), load_rubric(rubric), model, api_base=api_base,
-                       api_key=_api_key(api_key_env), concurrency=concurrency, seed=seed,
-                       **_key_values(option, "--option"))
-    print(result.summary_json(), flush=True)
+    out = out or Path("runs") / name
+    _check_out_dir(out)
+    result = run_probe(name, str(data), rub, model, **run_kw, **probe_kw)
+    payload = json.loads(result.summary_json())
+    _write_outputs(result.table, out, {"rubric_version": rub.version, "api_base": api_base, "data": str(data),
+                                       **_rubric_source(rubric, params, data), **payload})
+    written = {"report": str(_write_report(result, out, data, rub))} if report else {}
+    print(json.dumps({**payload, "out": str(out), **written}, ensure_ascii=False, separators=(",", ":")), flush=True)
+
+
+@app.command("report")
+@friendly
+def report_command(
+    source: Annotated[Path, typer.Argument(help="A run or probe folder (judgments.parquet and run.json) or a "
+                                                "judgments table file (.parquet or .jsonl).")],
+    out: Annotated[Path | None, typer.Option(help="The HTML file to write (default: report.html in the run folder, "
+                                                  "or beside the table file).")] = None,
+    data: Annotated[Path | None, typer.Option(help="Items file, for item texts and rendered prompts (default: the "
+                                                   "one run.json names).")] = None,
+    rubric: Annotated[str | None, typer.Option(help="Built-in rubric name or YAML file, to render the prompts "
+                                                    "(default: the one run.json names).")] = None,
+    max_judgments: Annotated[int, typer.Option(min=1, help="Judgments listed in the searchable table (the counts "
+                                                           "and figures use all of them).")] = 2000,
+) -> None:
+    """Write one self-contained HTML report (no network) of a run, a probe or a table; print ONE JSON line."""
+    from judgelab.viz.report import REPORT_FILE, report
+
+    if not source.exists():
+        raise UserError(f"{source} does not exist; give a run or probe folder, or a judgments table file")
+    target = out or (source / REPORT_FILE if source.is_dir() else source.with_name(REPORT_FILE))
+    written = report(source, target, items=data, rubric=rubric, max_judgments=max_judgments)
+    print(json.dumps({"report": str(written), "bytes": written.stat().st_size}), flush=True)
 
 
 @app.command()
@@ -312,6 +366,9 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
+    except Exception:  # a bug: it keeps its traceback, with any key in it masked
+        sys.stderr.write(redact(traceback.format_exc()))
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,9 @@ error line is an ``api_error`` row with the provider's reason.
 Cost: tokens x litellm's batch prices for the model (``input_cost_per_token_batches``, usually half
 the live price); NaN when litellm has no batch price for it. Batch runs are single-shot: no re-ask
 of unparseable replies (rerun those rows live with :func:`judgelab.run`).
+
+Keys: the state file holds ids and statuses only, redacted on every write; a failure of the
+provider's batch API is a :class:`BatchAPIError` whose message has any key masked.
 """
 
 from __future__ import annotations
@@ -27,11 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import litellm
 import pandas as pd
 
 from judgelab import judgments
-from judgelab.backends.pricing import batch_price
+from judgelab.backends.pricing import batch_price, offline_litellm
+from judgelab.backends.redaction import install_log_redaction, redact, register_secret, secrets_in
 from judgelab.engine.config import RunConfig
 from judgelab.engine.items import read_items
 from judgelab.engine.rows import Job, plan_jobs, read_reply, scored_rows, unscored_rows
@@ -40,9 +43,10 @@ from judgelab.errors import JudgelabError
 from judgelab.judgments import API_ERROR
 from judgelab.rubrics.base import ParseFailure, Rubric
 
-__all__ = ["TERMINAL", "BatchResult", "BatchStateError", "abatch_run", "batch_run"]
+__all__ = ["TERMINAL", "BatchAPIError", "BatchResult", "BatchStateError", "abatch_run", "batch_run"]
 
 TERMINAL = ("completed", "failed", "expired", "cancelled")
+litellm = offline_litellm()
 
 
 @dataclass
@@ -56,6 +60,19 @@ class BatchResult:
 
 class BatchStateError(JudgelabError, ValueError):
     """The state file belongs to a different run (other items, rubric, model or options)."""
+
+
+class BatchAPIError(JudgelabError, RuntimeError):
+    """The provider's batch API refused or failed a step (upload, create, poll, download); keys masked."""
+
+
+async def _provider(step: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+    """One batch API call; its failure becomes a :class:`BatchAPIError` naming the step, with keys masked."""
+    try:
+        return await call(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - re-raised as one sentence, nothing swallowed
+        secrets = (kwargs.get("api_key"), *secrets_in(kwargs.get("api_base")))
+        raise BatchAPIError(redact(f"batch {step} failed: {type(exc).__name__}: {exc}", secrets)) from None
 
 
 def _requests(jobs: list[Job], rubric: Rubric, model: str,
@@ -80,7 +97,7 @@ def _fingerprint(model: str, rubric: Rubric, lines: list[dict[str, Any]]) -> str
 
 def _save(path: Path, state: dict[str, Any]) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(state, indent=1, sort_keys=True))
+    tmp.write_text(json.dumps(redact(state), indent=1, sort_keys=True))
     os.replace(tmp, path)  # atomic: a crash leaves the old state or the new one, never half a file
 
 
@@ -113,6 +130,8 @@ async def abatch_run(items: Any, rubric: Rubric | str, model: str, *, state_path
         conn["api_base"] = api_base
     if api_key:
         conn["api_key"] = api_key
+    register_secret(api_key, *secrets_in(api_base))
+    install_log_redaction()
     path = Path(state_path)
     fingerprint = _fingerprint(model, rubric, lines)
     state: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
@@ -126,21 +145,21 @@ async def abatch_run(items: Any, rubric: Rubric | str, model: str, *, state_path
         _save(path, state)
     if not state.get("input_file_id"):
         data = ("\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n").encode()
-        upload = await litellm.acreate_file(file=("judgelab-batch.jsonl", io.BytesIO(data)), purpose="batch",
-                                            **conn)
+        upload = await _provider("upload", litellm.acreate_file, file=("judgelab-batch.jsonl", io.BytesIO(data)),
+                                 purpose="batch", **conn)
         state["input_file_id"] = _field(upload, "id")
         _save(path, state)
     if not state.get("batch_id"):
-        created = await litellm.acreate_batch(completion_window="24h", endpoint="/v1/chat/completions",
-                                              input_file_id=state["input_file_id"],
-                                              metadata={"judgelab_fingerprint": fingerprint}, **conn)
+        created = await _provider("create", litellm.acreate_batch, completion_window="24h",
+                                  endpoint="/v1/chat/completions", input_file_id=state["input_file_id"],
+                                  metadata={"judgelab_fingerprint": fingerprint}, **conn)
         state.update(batch_id=_field(created, "id"), status=_field(created, "status"), submitted_at=time.time())
         _save(path, state)
     started = time.monotonic()
     while state["status"] not in TERMINAL:
         if max_wait is not None and time.monotonic() - started >= max_wait:
             return BatchResult(state["status"], None, state)
-        batch = await litellm.aretrieve_batch(batch_id=state["batch_id"], **conn)
+        batch = await _provider("poll", litellm.aretrieve_batch, batch_id=state["batch_id"], **conn)
         state.update(status=_field(batch, "status"), polls=state["polls"] + 1,
                      output_file_id=_field(batch, "output_file_id"), error_file_id=_field(batch, "error_file_id"))
         _save(path, state)
@@ -149,7 +168,7 @@ async def abatch_run(items: Any, rubric: Rubric | str, model: str, *, state_path
     results: dict[str, dict[str, Any]] = {}
     for key in ("output_file_id", "error_file_id"):
         if state.get(key):
-            content = await litellm.afile_content(file_id=state[key], **conn)
+            content = await _provider("download", litellm.afile_content, file_id=state[key], **conn)
             for line in content.content.decode().splitlines():
                 if line.strip():
                     record = json.loads(line)

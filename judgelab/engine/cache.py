@@ -2,8 +2,17 @@
 
 The key hashes everything that changes an answer (model, api base, messages, sampling
 parameters, response format, logprob settings, the rubric's fingerprint, the repeat index).
-API keys are never part of the key nor of the stored value. WAL mode plus a busy timeout
-let several processes share one cache file.
+API keys are never part of the key nor of the stored value: the caller hashes the api base and
+parameters with any key masked (:func:`judgelab.backends.redaction.redact`), so a rotated key still
+hits, and every stored value is redacted. WAL mode plus a busy timeout let several processes share
+one cache file.
+
+Claims keep processes sharing a cache from paying for one request twice: before calling, a
+process claims the request's key (:meth:`RequestCache.claim`, one row in the ``claims`` table
+written in a write transaction, so two processes cannot both win); another process that finds the
+key claimed waits for the answer instead of calling. A claim ends when its answer is stored or it
+is released; a claim whose process died ends at once (same machine: its pid is gone) or when its
+time runs out (``expires_at``, renewed by the owner at every attempt).
 """
 
 from __future__ import annotations
@@ -11,16 +20,21 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from judgelab.backends.redaction import redact
 from judgelab.errors import JudgelabError
 
-__all__ = ["DEFAULT_CACHE_ENV", "CacheError", "default_cache_path", "request_key", "RequestCache"]
+__all__ = ["DEFAULT_CACHE_ENV", "CacheError", "Claim", "default_cache_path", "request_key", "RequestCache"]
 
 DEFAULT_CACHE_ENV = "JUDGELAB_CACHE"
 
@@ -44,6 +58,34 @@ class CacheError(JudgelabError, ValueError):
     """The cache file cannot be used (not a SQLite database, not openable); the message names it."""
 
 
+@dataclass(frozen=True)
+class Claim:
+    """What :meth:`RequestCache.claim` found: the stored answer, a claim of ours (``token``), or neither
+    (another live process or task holds the key: wait and ask again)."""
+
+    value: dict[str, Any] | None = None
+    token: str | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self.value is None and self.token is None
+
+
+_HOST = socket.gethostname()
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):  # exists but is not ours, or the platform cannot tell: assume alive
+        return True
+    return True
+
+
 class RequestCache:
     """A process- and thread-safe key -> JSON response store."""
 
@@ -61,6 +103,11 @@ class RequestCache:
                 "CREATE TABLE IF NOT EXISTS responses "
                 "(key TEXT PRIMARY KEY, value TEXT NOT NULL, created_at REAL NOT NULL)"
             )
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS claims "
+                "(key TEXT PRIMARY KEY, owner TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL, "
+                "expires_at REAL NOT NULL)"
+            )
         except sqlite3.Error as exc:  # a corrupt or foreign file, a folder, no permission: one clear sentence
             if conn is not None:
                 conn.close()
@@ -74,12 +121,62 @@ class RequestCache:
             row = self._conn.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else None
 
-    def put(self, key: str, value: Mapping[str, Any]) -> None:
-        blob = json.dumps(value, ensure_ascii=False, default=str)
-        with self._lock:
+    def put(self, key: str, value: Mapping[str, Any], token: str | None = None) -> None:
+        """Store ``value`` (redacted) under ``key``, replacing what was there; end the claim ``token``."""
+        blob = json.dumps(redact(dict(value)), ensure_ascii=False, default=str)
+        with self._lock, self._transaction():
             self._conn.execute(
                 "INSERT OR REPLACE INTO responses (key, value, created_at) VALUES (?, ?, ?)", (key, blob, time.time())
             )
+            if token is not None:
+                self._conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, token))
+
+    def claim(self, key: str, ttl_s: float, *, read_cache: bool = True) -> Claim:
+        """The stored answer (when ``read_cache``), else a new claim on ``key`` for ``ttl_s`` seconds, else
+        busy: a live claim by another process or task. Checked and written in one write transaction."""
+        now = time.time()
+        with self._lock, self._transaction():
+            if read_cache:
+                row = self._conn.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+                if row:
+                    return Claim(value=json.loads(row[0]))
+            held = self._conn.execute("SELECT host, pid, expires_at FROM claims WHERE key = ?", (key,)).fetchone()
+            if held is not None and held[2] > now and (held[0] != _HOST or _pid_alive(int(held[1]))):
+                return Claim()
+            token = uuid.uuid4().hex
+            self._conn.execute(
+                "INSERT OR REPLACE INTO claims (key, owner, host, pid, expires_at) VALUES (?, ?, ?, ?, ?)",
+                (key, token, _HOST, os.getpid(), now + ttl_s),
+            )
+        return Claim(token=token)
+
+    def renew(self, key: str, token: str, ttl_s: float) -> None:
+        """Extend our claim on ``key`` to ``ttl_s`` seconds from now (an attempt is starting)."""
+        with self._lock:
+            self._conn.execute("UPDATE claims SET expires_at = ? WHERE key = ? AND owner = ?",
+                               (time.time() + ttl_s, key, token))
+
+    def release(self, key: str, token: str) -> None:
+        """End our claim on ``key`` without an answer (the call failed or was not made)."""
+        with self._lock:
+            self._conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, token))
+
+    def claims(self) -> int:
+        """How many claims are held (live or expired)."""
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0])
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        # BEGIN IMMEDIATE takes the database's write lock up front: a check and its write are one step for
+        # every process sharing the file (the busy timeout makes the others wait, not fail)
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
 
     def __len__(self) -> int:
         with self._lock:

@@ -2,7 +2,10 @@
 
 One frozen value instead of a dict of loose keys: the runner, the batch runner and the dry-run
 estimate read the same fields, and the fields that change an answer (sampling, repeats, order,
-API base) are the ones hashed into the run id. The API key is held but never printed or hashed.
+API base) are the ones hashed into the run id. The API key is held but never printed or hashed:
+every key the config holds (``api_key``, one inside ``api_base``, a header in ``extra_params``) is
+registered for redaction, its repr is redacted, and the run id hashes the redacted api base and
+parameters, so a rotated key keeps the run id.
 """
 
 from __future__ import annotations
@@ -10,10 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
+from judgelab.backends.redaction import redact, register_secret, secrets_in
 from judgelab.errors import ConfigError
 from judgelab.rubrics.base import JudgeRequest, Rubric
 
@@ -51,6 +55,7 @@ class RunConfig:
     extra_params: Mapping[str, Any] = field(default_factory=dict)
     run_id: str | None = None
     progress: bool = True
+    retry_unscored: bool = False
 
     def __post_init__(self) -> None:
         if self.order not in ORDERS:
@@ -65,6 +70,11 @@ class RunConfig:
             raise ConfigError(f"condition must be a non-empty name, not {self.condition!r}")
         # frozen all the way down: a caller mutating its dict afterwards cannot change a running config
         object.__setattr__(self, "extra_params", MappingProxyType(dict(self.extra_params or {})))
+        register_secret(self.api_key, *secrets_in(self.api_base), *secrets_in(dict(self.extra_params)))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
+        return redact(f"RunConfig({shown})")
 
     def judge_name(self, model: str) -> str:
         """The name written in the table's ``judge`` column (default: the model)."""
@@ -96,6 +106,7 @@ class RunConfig:
         if self.run_id:
             return self.run_id
         desc: dict[str, Any] = {k: getattr(self, k) for k in _RUN_ID_FIELDS}
-        desc["extra_params"] = dict(self.extra_params)
+        desc["extra_params"] = redact(dict(self.extra_params))
+        desc["api_base"] = redact(self.api_base)
         desc.update(rubric=rubric.fingerprint(), model=model, judge=self.judge_name(model), items=list(item_ids))
         return "run-" + hashlib.sha256(json.dumps(desc, sort_keys=True, default=str).encode()).hexdigest()[:12]

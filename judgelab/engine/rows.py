@@ -6,6 +6,9 @@ The live runner, the batch runner and reparse all go through here, so an unscore
 * :func:`plan_jobs` — items x conditions x repeats -> the requests to send, in a stable order;
 * :func:`read_reply` — raw text (+ the provider's finish reason) -> parsed rows or a :class:`ParseFailure`;
 * :func:`scored_rows` / :func:`unscored_rows` — parsed rows (or a failure) + the call's fields -> table rows.
+
+The free-text fields of every row (``raw_output``, ``unscored_reason``, ``detail``) pass through
+:func:`judgelab.backends.redaction.redact` here, so no path writes a key into a table.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgelab.backends.redaction import redact
 from judgelab.judgments import OK, PARSE_ERROR, REFUSAL
 from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, Rubric, check_fields
 
@@ -91,11 +95,20 @@ def read_reply(rubric: Rubric, text: str, request: JudgeRequest, finish_reason: 
         raise
 
 
+_FREE_TEXT = ("raw_output", "unscored_reason", "detail")
+
+
+def _redacted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for row in rows:
+        row.update(redact({k: row[k] for k in _FREE_TEXT if row.get(k) is not None}))
+    return rows
+
+
 def unscored_rows(base: Mapping[str, Any], request: JudgeRequest, status: str, reason: str,
                   detail: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One unscored row per row the request was expected to produce."""
-    return [{**base, "criterion": k.criterion, "side": k.side, "status": status, "unscored_reason": reason,
-             "detail": dict(detail)} for k in request.expected_rows]
+    return _redacted([{**base, "criterion": k.criterion, "side": k.side, "status": status,
+                       "unscored_reason": reason, "detail": dict(detail)} for k in request.expected_rows])
 
 
 def scored_rows(base: Mapping[str, Any], request: JudgeRequest, parsed: Sequence[ParsedRow],
@@ -124,4 +137,4 @@ def scored_rows(base: Mapping[str, Any], request: JudgeRequest, parsed: Sequence
         where = k.criterion + (f" (side {k.side})" if k.side else "")
         rows.append({**base, "criterion": k.criterion, "side": k.side, "status": PARSE_ERROR,
                      "unscored_reason": f"the parser returned no value for {where}", "detail": dict(detail)})
-    return rows
+    return _redacted(rows)

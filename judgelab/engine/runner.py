@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 from judgelab import judgments
 from judgelab.backends.call import ModelCallError, ModelReply, acall, ensure_provider
 from judgelab.backends.pricing import UnknownPriceError, estimate_call_cost
+from judgelab.backends.redaction import install_log_redaction, redact
 from judgelab.backends.retry import RetryPolicy, call_with_retries
 from judgelab.engine.budget import BudgetGuard
 from judgelab.engine.cache import RequestCache, request_key
@@ -36,7 +37,7 @@ from judgelab.engine.logprobs import expected_score
 from judgelab.engine.rows import Job, item_order_seed, plan_jobs, read_reply, scored_rows, unscored_rows
 from judgelab.engine.sync import sync_twin
 from judgelab.errors import ConfigError, JudgelabError
-from judgelab.judgments import API_ERROR, PARSE_ERROR, SKIPPED_BUDGET
+from judgelab.judgments import API_ERROR, OK, PARSE_ERROR, SKIPPED_BUDGET
 from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey, Rubric
 
 __all__ = ["REASK_TEMPLATE", "JudgeObjectError", "Reply", "RunAborted", "RunEstimate", "RunResult", "RunStats", "aestimate", "arun",
@@ -60,7 +61,7 @@ class RunAborted(JudgelabError, RuntimeError):
     """
 
     def __init__(self, message: str, result: RunResult) -> None:
-        super().__init__(message)
+        super().__init__(redact(message))
         self.result = result
 
 
@@ -75,6 +76,8 @@ class RunStats:
     cache_hits: int = 0
     retries: int = 0
     reasks: int = 0
+    retried_unscored: int | None = None  # requests re-asked because their cached answer was unscored; None: not asked
+    shared_waits: int = 0  # requests another process (or task) was calling: waited for its answer instead
     cost_usd: float = 0.0
     wall_s: float = 0.0
     engine_cpu_s: float = 0.0
@@ -83,8 +86,8 @@ class RunStats:
     aborted: str | None = None
 
     def summary(self) -> dict[str, Any]:
-        """The one-line JSON summary printed by the CLI."""
-        return {
+        """The one-line JSON summary printed by the CLI (``retried_unscored`` only when retries were asked for)."""
+        line = {
             "items": self.items,
             "judgments": self.judgments,
             "ok": self.ok,
@@ -95,6 +98,9 @@ class RunStats:
             "cost_usd": None if math.isnan(self.cost_usd) else round(self.cost_usd, 8),
             "wall_s": round(self.wall_s, 3),
         }
+        if self.retried_unscored is not None:
+            line["retried_unscored"] = self.retried_unscored
+        return line
 
 
 @dataclass
@@ -154,6 +160,11 @@ class _Engine:
         self.abort_reason: str | None = None
         self.any_success = False
         self.faults: Counter[str] = Counter()
+        if config.retry_unscored:
+            self.stats.retried_unscored = 0
+        # a claim outlives the longest wait between two attempts of one call (it is renewed at each attempt)
+        self.claim_ttl_s = config.timeout + max(self.policy.cap_s, self.policy.max_retry_after_s) + 10.0
+        install_log_redaction()
 
     def finish(self, t0: float, cpu0: float) -> RunStats:
         """The run's statistics, once every row is in (``self.table`` must be set)."""
@@ -172,27 +183,67 @@ class _Engine:
 
     # -- request plumbing -------------------------------------------------------------------------
     def key(self, messages: list[dict[str, str]], params: dict[str, Any], repeat: int) -> str:
+        # the api base and parameters are hashed with any key masked: a rotated key still hits the cache
         return request_key(
             {
                 "model": self.model,
-                "api_base": self.config.api_base,
+                "api_base": redact(self.config.api_base),
                 "messages": messages,
-                "params": params,
+                "params": redact(params),
                 "rubric": self.rubric.fingerprint(),
                 "repeat": repeat,
             }
         )
 
-    async def ask(self, messages: list[dict[str, str]], params: dict[str, Any], repeat: int) -> Reply:
-        """The cached reply, or one call with retries (within the budget, unless the run has stopped)."""
+    async def ask(self, messages: list[dict[str, str]], params: dict[str, Any], repeat: int, *,
+                  read_cache: bool = True) -> Reply:
+        """The cached reply, or one call with retries (within the budget, unless the run has stopped).
+
+        ``read_cache=False`` asks the model even when the cache holds an answer (a retry of an unscored
+        one) and stores the new answer over it. While this process calls, the request is claimed in
+        the cache: another process (or task) sharing the cache waits for the answer instead of calling.
+        """
         key = self.key(messages, params, repeat)
-        if self.cache is not None:
+        if self.cache is not None and read_cache:
             hit = self.cache.get(key)
             if hit is not None:
-                self.stats.cache_hits += 1
-                return Reply(ModelReply.from_json(hit), True, 0, key)
+                return self.cache_hit(hit, key)
         if self.abort_reason is not None:
             return Reply(None, False, 0, key, API_ERROR, f"not attempted: run stopped ({self.abort_reason})")
+        token = None
+        if self.cache is not None:
+            hit, token = await self.claim(key, read_cache)
+            if hit is not None:
+                return self.cache_hit(hit, key)
+        try:
+            if self.abort_reason is not None:  # the run stopped while this request waited for its claim
+                return Reply(None, False, 0, key, API_ERROR, f"not attempted: run stopped ({self.abort_reason})")
+            return await self.call(key, messages, params, token)
+        finally:
+            if token is not None and self.cache is not None:
+                self.cache.release(key, token)  # no answer stored (a stored one already ended the claim)
+
+    def cache_hit(self, hit: dict[str, Any], key: str) -> Reply:
+        self.stats.cache_hits += 1
+        return Reply(ModelReply.from_json(hit), True, 0, key)
+
+    async def claim(self, key: str, read_cache: bool) -> tuple[dict[str, Any] | None, str | None]:
+        """(the answer another process stored while we waited, None) or (None, our claim token)."""
+        assert self.cache is not None
+        pause, waited = 0.02, False
+        while True:
+            found = self.cache.claim(key, self.claim_ttl_s, read_cache=read_cache)
+            if not found.busy:
+                if waited and found.value is not None:
+                    self.stats.shared_waits += 1
+                return found.value, found.token
+            waited = True
+            await asyncio.sleep(pause)
+            pause = min(pause * 1.5, 0.5)
+
+    async def call(self, key: str, messages: list[dict[str, str]], params: dict[str, Any],
+                   token: str | None) -> Reply:
+        """One call with retries, within the budget; a reply is stored in the cache (ending the claim)."""
         estimate = 0.0
         if self.config.max_cost_usd is not None:  # token counting costs CPU: only when a budget needs it
             _, estimate = estimate_call_cost(self.model, messages, params.get("max_tokens"))
@@ -205,6 +256,8 @@ class _Engine:
 
         async def one_call() -> ModelReply:
             self.stats.api_calls += 1
+            if token is not None and self.cache is not None:
+                self.cache.renew(key, token, self.claim_ttl_s)
             if self.caller is not None:
                 return await self.caller.acall(self.model, messages, params=params, timeout=self.config.timeout)
             return await acall(self.model, messages, params=params, api_base=self.config.api_base,
@@ -218,30 +271,31 @@ class _Engine:
             err = outcome.error
             assert err is not None
             if err.kind == "fatal" or (err.unreachable and not self.any_success):
-                where = self.config.api_base or "the provider"
+                where = redact(self.config.api_base) or "the provider"
                 self.abort_reason = f"model {self.model!r} at {where}: {err}"
             return Reply(None, False, outcome.attempts, key, API_ERROR, f"{err} after {outcome.attempts} attempt(s)")
         self.any_success = True
         if self.cache is not None:
-            self.cache.put(key, reply.to_json())
+            self.cache.put(key, reply.to_json(), token)
         return Reply(reply, False, outcome.attempts, key)
 
     # -- one request -> rows ----------------------------------------------------------------------
     async def process(self, job: Job) -> list[dict[str, Any]]:
         request = job.request
-        messages = list(request.messages)
         params = self.config.request_params(self.rubric, request, job.repeat)
-        attempts_total, earlier_raw = 0, []
-        spent: list[tuple[ModelReply, bool]] = []  # every reply of this request, for exact cost and tokens
-        for reask in range(self.config.max_reasks + 1):
-            answer = await self.ask(messages, params, job.repeat)
+        messages = list(request.messages)
+        attempts_total, reask, earlier_raw = 0, 0, []
+        spent: list[ModelReply] = []  # every reply of this request, for exact cost and tokens
+        read_cache = True
+        while True:
+            answer = await self.ask(messages, params, job.repeat, read_cache=read_cache)
             attempts_total += answer.attempts
             if answer.reply is not None:
-                spent.append((answer.reply, answer.cached))
+                spent.append(answer.reply)
             base = self.call_fields(job, answer, attempts_total, params, spent)
             detail: dict[str, Any] = {"swapped": job.swapped}
             if earlier_raw:
-                detail["earlier_raw_outputs"] = earlier_raw
+                detail["earlier_raw_outputs"] = list(earlier_raw)
             reply = answer.reply
             if reply is None:
                 return unscored_rows(base, request, answer.failure_status, answer.failure_reason, detail)
@@ -251,14 +305,24 @@ class _Engine:
                 if failure.status == PARSE_ERROR and reask < self.config.max_reasks:
                     earlier_raw.append(reply.text)
                     self.stats.reasks += 1
+                    reask += 1
                     messages = list(request.messages) + [
                         {"role": "assistant", "content": reply.text},
                         {"role": "user", "content": REASK_TEMPLATE.format(reason=failure.reason)},
                     ]
                     continue
-                return unscored_rows(base, request, failure.status, failure.reason, detail)
-            return scored_rows(base, request, parsed, detail, self.logprob_columns(request, reply))
-        raise AssertionError("unreachable")
+                rows = unscored_rows(base, request, failure.status, failure.reason, detail)
+            else:
+                rows = scored_rows(base, request, parsed, detail, self.logprob_columns(request, reply))
+            if not (self.config.retry_unscored and read_cache and answer.cached
+                    and any(r["status"] != OK for r in rows)):
+                return rows
+            # the cached answer ended unscored and the run asks to retry those: ask again from the start,
+            # bypassing the cache, keeping what the judge said before in detail
+            earlier_raw.append(reply.text)
+            assert self.stats.retried_unscored is not None
+            self.stats.retried_unscored += 1
+            read_cache, reask, messages = False, 0, list(request.messages)
 
     def logprob_columns(self, request: JudgeRequest, reply: ModelReply) -> Any:
         """The logprob-weighted score of the request's logprob criterion, when logprobs were asked for."""
@@ -277,18 +341,20 @@ class _Engine:
         return columns
 
     def call_fields(self, job: Job, answer: Reply, attempts: int, params: dict[str, Any],
-                    spent: list[tuple[ModelReply, bool]]) -> dict[str, Any]:
+                    spent: list[ModelReply]) -> dict[str, Any]:
         """Row fields shared by every row of one request. Tokens, cost and latency are per REQUEST (re-asks
-        included) and repeated on each of its rows: sum them over unique call_id. Cached replies and failed
-        calls cost 0 (providers do not bill failed requests); an unknown price is NaN."""
+        and retries included) and repeated on each of its rows: sum them over unique call_id. A cached reply
+        carries the cost and latency its original call had (``cached`` says no new call was made), so a
+        cached rerun reports what the first run did; failed calls cost 0 (providers do not bill failed
+        requests); an unknown price is NaN."""
 
         def total(attr: str, ints: bool) -> Any:
-            vals = [getattr(r, attr) for r, c in spent if not (c and attr in ("cost_usd", "latency_s"))]
             if not spent:
                 return None if ints else 0.0
+            vals = [getattr(r, attr) for r in spent]
             if ints:
                 return None if any(v is None for v in vals) else sum(vals)
-            return float(sum(vals)) if vals else 0.0
+            return float(sum(vals))
 
         reply = answer.reply
         return {
@@ -407,6 +473,7 @@ async def arun(
     max_tokens: int | None = None,
     extra_params: Mapping[str, Any] | None = None,
     run_id: str | None = None,
+    retry_unscored: bool = False,
     progress: bool = True,
     return_stats: bool = False,
     dry_run: bool = False,
@@ -421,8 +488,12 @@ async def arun(
     swap: run both candidate orders (conditions "original" and "swapped"); order="random" instead shows
     each item once, in a seeded per-item order. condition: the name of the unswapped condition.
     repeats: samples per request (cache-distinct). seed: per-item randomisation and the provider's seed.
-    cache: True (the default cache file), False, a path, or a RequestCache. max_cost_usd: no call is
-    issued once spent + reserved estimates would pass it; those rows are "skipped_budget".
+    cache: True (the default cache file), False, a path, or a RequestCache. A rerun makes no call for a
+    cached request; processes sharing one cache never send the same request at the same time (one waits
+    for the other's answer). retry_unscored: ask again exactly the requests whose cached answer ended
+    unscored (parse error, refusal, empty), keeping the earlier raw outputs in ``detail``; counted in
+    ``RunStats.retried_unscored``. max_cost_usd: no call is issued once spent + reserved estimates would
+    pass it; those rows are "skipped_budget".
     max_retries / retry_base_s: retries per call and the base (seconds) of their jittered exponential backoff.
     max_reasks: how often an unparseable answer is asked again, with the parse error.
     logprobs / top_logprobs: also compute a logprob-weighted score (G-Eval style).
@@ -436,7 +507,7 @@ async def arun(
                        max_cost_usd=max_cost_usd, max_retries=max_retries, retry_base_s=retry_base_s,
                        max_reasks=max_reasks, timeout=timeout, logprobs=logprobs, top_logprobs=top_logprobs,
                        json_mode=json_mode, max_tokens=max_tokens, extra_params=extra_params or {}, run_id=run_id,
-                       progress=progress)
+                       progress=progress, retry_unscored=retry_unscored)
     if dry_run:
         warnings.warn("run(..., dry_run=True) is replaced by judgelab.estimate(...), which takes the same "
                       "arguments; this returns its RunEstimate", FutureWarning, stacklevel=3)
@@ -475,8 +546,9 @@ async def _estimate_with(items: Any, rubric: Rubric | str | Path, model: str | A
     try:
         for job in jobs:
             params = config.request_params(engine.rubric, job.request, job.repeat)
-            if engine.cache is not None and engine.cache.get(engine.key(list(job.request.messages), params,
-                                                                        job.repeat)):
+            hit = engine.cache.get(engine.key(list(job.request.messages), params, job.repeat)) \
+                if engine.cache is not None else None
+            if hit is not None and not (config.retry_unscored and _unscored(engine.rubric, job, hit)):
                 cached += 1
                 continue
             tokens, cost = estimate_call_cost(engine.model, job.request.messages, params.get("max_tokens"))
@@ -486,6 +558,17 @@ async def _estimate_with(items: Any, rubric: Rubric | str | Path, model: str | A
         if own_cache and engine.cache is not None:
             engine.cache.close()
     return RunEstimate(len(item_df), len(jobs), cached, total_tokens, total_cost)
+
+
+def _unscored(rubric: Rubric, job: Job, hit: dict[str, Any]) -> bool:
+    """Whether a cached first answer is unscored, so that a run with retry_unscored may ask it again (an
+    upper bound: a cached re-ask that parsed would spare the call)."""
+    reply = ModelReply.from_json(hit)
+    try:
+        parsed = read_reply(rubric, reply.text, job.request, reply.finish_reason)
+    except ParseFailure:
+        return True
+    return not set(job.request.expected_rows) <= {p.key for p in parsed}
 
 
 async def aestimate(items: Any, rubric: Rubric | str, model: str | Any = "local/smollm2", *,
