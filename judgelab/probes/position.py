@@ -17,13 +17,20 @@ Reported (each with n, an interval and the method):
   side A's win rate (ties count half) and, when gold labels are present, accuracy; when the judge
   states confidences, ``swap_rule_confidence`` is their mean after the swap-consistency rule.
 
-Unscored verdicts: ``unscored="exclude"`` leaves an item with an unscored order out of the
-consistency and flip rates; ``"tie"`` counts an unscored verdict as a TIE (LLMBar's convention).
+Unscored verdicts (an unscored row, or an order with no row) are handled the same way in EVERY
+row of the summary: ``unscored="exclude"`` leaves an item with an unscored order out (of the
+consistency, flip and first-position rates and of every calibrated verdict, win rate and
+accuracy), counted in each row's note; ``"tie"`` counts an unscored verdict as a TIE (LLMBar's
+convention), so every item stays in. With ``unscored="tie"`` and no stated confidences, the
+``average`` policy's accuracy is JudgeBench's metric on decisive gold labels (each order votes
++1 / -1 / 0, a pair is right when the sum is positive, every pair in the denominator), the same
+number as ``stats.pairwise_accuracy(table, policy="net")``'s ``accuracy_net``.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Literal
 
 import pandas as pd
@@ -36,15 +43,17 @@ from judgelab.probes.result import ProbeResult, from_stats_frame, plot_estimates
 from judgelab.rubrics import combine_swapped_passes
 from judgelab.rubrics.base import Rubric
 from judgelab.stats import DEFAULT_RESAMPLES, bootstrap_ci, flip_rate
-from judgelab.stats.tidy import result_row
+from judgelab.stats.tidy import join_notes, result_row
 
-__all__ = ["INCONSISTENCY_POLICIES", "InconsistencyPolicy", "Unscored", "analyze", "both_orders", "calibrate",
-           "consistency_rows", "first_position_rows", "plot_position", "position", "sensitivity_rows"]
+__all__ = ["INCONSISTENCY_POLICIES", "UNSCORED_POLICIES", "InconsistencyPolicy", "Unscored", "analyze",
+           "apply_unscored", "both_orders", "calibrate", "consistency_rows", "first_position_rows", "plot_position",
+           "position", "sensitivity_rows"]
 
 # how a verdict is calibrated when the two presentation orders disagree (see the module docstring)
 InconsistencyPolicy = Literal["tie", "drop", "first", "average"]
 INCONSISTENCY_POLICIES: tuple[InconsistencyPolicy, ...] = ("tie", "drop", "first", "average")
 Unscored = Literal["exclude", "tie"]
+UNSCORED_POLICIES: tuple[Unscored, ...] = ("exclude", "tie")
 
 
 def position(
@@ -86,22 +95,38 @@ def analyze(
     """
     if policy not in INCONSISTENCY_POLICIES:
         raise ConfigError(f"policy must be one of {INCONSISTENCY_POLICIES}, not {policy!r}")
-    if unscored not in ("exclude", "tie"):
+    if unscored not in UNSCORED_POLICIES:
         raise ConfigError(f"unscored must be 'exclude' or 'tie', not {unscored!r}")
     pairs, gold_labels = both_orders(table, criterion=criterion, judge=judge, gold=gold, conditions=conditions)
     pairs["first_shown"] = [conditions[1] if item_order_seed(seed, i) else conditions[0] for i in pairs.index]
-    rows = consistency_rows(pairs, unscored)
-    rows += first_position_rows(pairs)
-    calibrated = calibrate(pairs, gold_labels)
-    sensitivity = sensitivity_rows(calibrated, gold_labels, seed=seed, n_resamples=n_resamples)
-    rows += sensitivity
+    used, unscored_note = apply_unscored(pairs, unscored)
+    rows = consistency_rows(used, unscored, note=unscored_note)
+    rows += first_position_rows(used, note=unscored_note)
+    calibrated = calibrate(used, gold_labels)
+    rows += sensitivity_rows(calibrated, gold_labels, seed=seed, n_resamples=n_resamples, note=unscored_note)
     summary = summary_frame(rows)
     return ProbeResult(
         "position", table, summary, plotter=plot_position,
         details={"pairs": pairs, "calibrated": calibrated,
                  "sensitivity": summary[summary["metric"].isin(["win_rate_A", "accuracy"])].reset_index(drop=True)},
-        meta={"policy": policy, "unscored": unscored, "criterion": criterion, "n_items": len(pairs)},
+        meta={"policy": policy, "unscored": unscored, "criterion": criterion, "n_items": len(pairs),
+              "n_items_used": len(used)},
     )
+
+
+def apply_unscored(pairs: pd.DataFrame, unscored: Unscored) -> tuple[pd.DataFrame, str]:
+    """The items and verdicts every statistic of the probe uses, and the note that says how.
+
+    "tie": an unscored (or absent) verdict becomes a TIE; "exclude": an item with one is left out.
+    """
+    missing = pairs["winner_original"].isna() | pairs["winner_swapped"].isna()
+    n = int(missing.sum())
+    if unscored == "tie":
+        used = pairs.assign(winner_original=pairs["winner_original"].astype(object).where(
+            pairs["winner_original"].notna(), "TIE"), winner_swapped=pairs["winner_swapped"].astype(object).where(
+            pairs["winner_swapped"].notna(), "TIE"))
+        return used, f"{n} item(s) with an unscored order: counted as TIE" if n else ""
+    return pairs[~missing], f"{n} item(s) with an unscored order excluded" if n else ""
 
 
 def both_orders(table: pd.DataFrame, *, criterion: str, judge: str | None, gold: str,
@@ -109,6 +134,10 @@ def both_orders(table: pd.DataFrame, *, criterion: str, judge: str | None, gold:
     """One row per item: winner and confidence in each order (original labels; None when unscored)."""
     rows = table[(table["criterion"] == criterion) & table["side"].isna()]
     gold_rows = rows[rows["judge"] == gold]
+    gold_rows = gold_rows[is_scored(gold_rows)]
+    conflicting = gold_rows.groupby("item_id")["winner"].nunique()
+    if (conflicting > 1).any():
+        raise ConfigError(f"items with conflicting gold labels: {list(conflicting[conflicting > 1].index[:5])}")
     gold_labels = gold_rows.drop_duplicates("item_id").set_index("item_id")["winner"] if len(gold_rows) else None
     rows = rows[rows["judge"] != gold]
     if judge is not None:
@@ -122,10 +151,19 @@ def both_orders(table: pd.DataFrame, *, criterion: str, judge: str | None, gold:
                           f"criterion {criterion!r}")
     rows = rows[rows["condition"].isin(conditions)]
     if "repeat" in rows and rows["repeat"].nunique(dropna=True) > 1:
-        rows = rows[rows["repeat"] == rows["repeat"].min()]  # one verdict per order: the first repeat
+        first_repeat = rows["repeat"].min()
+        warnings.warn(f"the position probe reads one verdict per order: repeat {first_repeat} is used, "
+                      f"{int((rows['repeat'] != first_repeat).sum())} rows of later repeats are left out "
+                      "(probes.repeats measures repeat agreement)", UserWarning, stacklevel=3)
+        rows = rows[rows["repeat"] == first_repeat]
+    dup = rows.duplicated(["item_id", "condition"], keep=False)
+    if dup.any():
+        first = rows.loc[dup, ["item_id", "condition"]].iloc[0].tolist()
+        raise ConfigError(f"{int(dup.sum())} rows share an item and order (first: {first}), e.g. two runs of one "
+                          "judge; filter the table to one run_id")
     out = {}
     for name, key in (("original", conditions[0]), ("swapped", conditions[1])):
-        part = rows[rows["condition"] == key].drop_duplicates("item_id").set_index("item_id")
+        part = rows[rows["condition"] == key].set_index("item_id")
         ok = is_scored(part)
         out[f"winner_{name}"] = part["winner"].where(ok).astype(object)
         out[f"confidence_{name}"] = part["confidence"].where(ok).astype(float)
@@ -134,18 +172,13 @@ def both_orders(table: pd.DataFrame, *, criterion: str, judge: str | None, gold:
     return pairs, gold_labels
 
 
-def consistency_rows(pairs: pd.DataFrame, unscored: Unscored) -> list[dict[str, Any]]:
+def consistency_rows(pairs: pd.DataFrame, unscored: Unscored, *, note: str | None = None) -> list[dict[str, Any]]:
+    """Consistency, flip and reversal rates; ``pairs`` as :func:`apply_unscored` returns them (applied here
+    when it was not, so the function also works on the raw pairs)."""
+    if note is None:
+        pairs, note = apply_unscored(pairs, unscored)
     wo, ws = pairs["winner_original"], pairs["winner_swapped"]
-    if unscored == "tie":
-        wo, ws = wo.fillna("TIE"), ws.fillna("TIE")
-        keep = pd.Series(True, index=pairs.index)
-        policy = "unscored verdict counts as TIE"
-    else:
-        keep = wo.notna() & ws.notna()
-        policy = "items with an unscored order excluded"
-    dropped = int((~keep).sum())
-    note = f"{dropped} item(s) with an unscored order excluded" if dropped else ""
-    wo, ws = wo[keep], ws[keep]
+    policy = "unscored verdict counts as TIE" if unscored == "tie" else "items with an unscored order excluded"
     n = len(wo)
     consistent = int((wo == ws).sum())
     reversals = int((((wo == "A") & (ws == "B")) | ((wo == "B") & (ws == "A"))).sum())
@@ -157,7 +190,7 @@ def consistency_rows(pairs: pd.DataFrame, unscored: Unscored) -> list[dict[str, 
     ]
 
 
-def first_position_rows(pairs: pd.DataFrame) -> list[dict[str, Any]]:
+def first_position_rows(pairs: pd.DataFrame, *, note: str = "") -> list[dict[str, Any]]:
     # The candidate shown first is A in the original order and B in the swapped one (original labels).
     first_o = pairs["winner_original"].isin(["A", "B"])
     first_s = pairs["winner_swapped"].isin(["A", "B"])
@@ -166,12 +199,12 @@ def first_position_rows(pairs: pd.DataFrame) -> list[dict[str, Any]]:
     policy = "decisive (A/B) verdicts only; ties and unscored excluded"
     k, n = int(sum(picks_first)), len(picks_first)
     rows = [proportion_row("first_position_rate", k, n, test_half=True, policy=policy,
-                           note="two verdicts per item, treated as independent by the test")]
+                           note=join_notes("two verdicts per item, treated as independent by the test", note))]
     flipped = pairs[(pairs["winner_original"].isin(["A", "B"])) & (pairs["winner_swapped"].isin(["A", "B"]))
                     & (pairs["winner_original"] != pairs["winner_swapped"])]
     k_first = int((flipped["winner_original"] == "A").sum())  # A then B: the first position both times
     rows.append(proportion_row("first_position_among_flips", k_first, len(flipped), test_half=True,
-                               policy="reversed items only"))
+                               policy="reversed items only", note=note))
     return rows
 
 
@@ -212,12 +245,14 @@ def calibrate(pairs: pd.DataFrame, gold_labels: pd.Series | None) -> pd.DataFram
 
 
 def sensitivity_rows(calibrated: pd.DataFrame, gold_labels: pd.Series | None, *, seed: int,
-                     n_resamples: int) -> list[dict[str, Any]]:
+                     n_resamples: int, note: str = "") -> list[dict[str, Any]]:
+    unscored_note = note
     rows = []
     for policy in INCONSISTENCY_POLICIES:
         verdicts = calibrated[policy]
         scored = verdicts.dropna()
-        note = f"{len(verdicts) - len(scored)} item(s) without a calibrated verdict" if len(scored) < len(verdicts) else ""
+        note = join_notes(unscored_note, f"{len(verdicts) - len(scored)} item(s) without a calibrated verdict"
+                          if len(scored) < len(verdicts) else "")
         points = scored.map(POINTS).to_numpy(dtype=float)
         if len(points):
             ci = bootstrap_ci(points, statistic="mean", n_resamples=n_resamples, seed=seed).iloc[0]
@@ -236,7 +271,7 @@ def sensitivity_rows(calibrated: pd.DataFrame, gold_labels: pd.Series | None, *,
     if len(confidence):  # the swap-consistency rule: agreeing passes keep their mean confidence, others 0.5
         ci = bootstrap_ci(confidence, statistic="mean", n_resamples=n_resamples, seed=seed).iloc[0]
         rows.append(result_row("swap_rule_confidence", float(confidence.mean()), n=len(confidence),
-                               ci_low=ci["ci_low"], ci_high=ci["ci_high"], policy="tie",
+                               ci_low=ci["ci_low"], ci_high=ci["ci_high"], policy="tie", note=unscored_note,
                                method=f"mean confidence after the swap-consistency rule, {ci['method']}"))
     return rows
 
