@@ -8,21 +8,43 @@ Rules every public statistic follows:
   carries that count in its ``n_unscored`` column.
 - Rows where any variable (or the cluster) is missing are dropped together and counted
   (``n_missing_dropped``); the statistic reports the ``n`` it actually used.
+- Nothing is computed on nothing: an empty frame, a frame whose rows are all unscored, a table
+  without a ``status`` column, an unknown column or judge, or inputs that leave no complete row
+  raise :class:`StatsInputError` with one sentence naming the cause.
+- Two scored ratings for one key (one rater's rating of one item) raise
+  :class:`DuplicateRatingsError` naming the keys, unless ``aggregate=`` says how to merge them
+  ("mean", "median" or "first"); the merged rows are counted (``n_rows_merged``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from judgelab.judgments import is_scored
-from judgelab.stats.pairing import UNSCORED_COLUMN, is_judgments_table, pair_judges
+from judgelab.stats.pairing import (
+    MERGED_COLUMN,
+    UNSCORED_COLUMN,
+    Aggregate,
+    DuplicateRatingsError,
+    EmptyInputError,
+    StatsInputError,
+    aggregate_duplicates,
+    check_aggregate,
+    describe_duplicates,
+    is_judgments_table,
+    pair_judges,
+)
 
-__all__ = ["Resolved", "drop_unscored", "long_ratings", "ratings_matrix", "resolve"]
+__all__ = ["Aggregate", "DuplicateRatingsError", "EmptyInputError", "Layout", "Resolved", "StatsInputError",
+           "check_aggregate", "check_scored_judges", "drop_unscored", "names_judges", "long_ratings", "merge_note", "ratings_matrix", "resolve",
+           "per_group", "status_summary"]
+
+Layout = Literal["items x raters", "raters x items"]
 
 
 @dataclass
@@ -35,6 +57,8 @@ class Resolved:
     n_missing_dropped: int
     n_unscored_excluded: int | None
     labels: dict[str, np.ndarray]
+    aggregate: str | None = None
+    n_rows_merged: int = 0
 
     @property
     def n(self) -> int:
@@ -45,55 +69,169 @@ class Resolved:
         ctx: dict[str, Any] = {"n_missing_dropped": self.n_missing_dropped}
         if self.n_unscored_excluded is not None:
             ctx["n_unscored_excluded"] = self.n_unscored_excluded
+        if self.aggregate is not None:
+            ctx["n_rows_merged"] = self.n_rows_merged
         return ctx
+
+    @property
+    def note(self) -> str:
+        """Says how duplicate ratings were merged ('' when no ``aggregate`` was asked for)."""
+        return merge_note(self.aggregate, self.n_rows_merged)
+
+
+def merge_note(aggregate: str | None, n_rows_merged: int) -> str:
+    """The note of a statistic computed on aggregated ratings."""
+    if aggregate is None:
+        return ""
+    return f"aggregate={aggregate!r}: {n_rows_merged} duplicate scored row(s) merged into their key's rating"
+
+
+def status_summary(data: pd.DataFrame) -> str:
+    """'3 parse_error, 2 with no status' -- the statuses of rows that are not "ok"."""
+    status = data["status"].astype(object)
+    counts = status[~is_scored(data)].fillna("<no status>").value_counts()
+    return ", ".join(f"{int(c)} {s}" for s, c in counts.items())
 
 
 def drop_unscored(data: pd.DataFrame) -> tuple[pd.DataFrame, int | None]:
-    """Only the rows with status "ok" and how many others were excluded (None: the frame has no status)."""
+    """Only the rows with status "ok" and how many others were excluded (None: the frame has no status).
+
+    Raises :class:`EmptyInputError` when the frame has rows but none of them is scored.
+    """
     if "status" not in data.columns:
         return data, None
     ok = is_scored(data)
+    if len(data) and not ok.any():
+        raise EmptyInputError(f"none of the {len(data)} rows is scored (status 'ok'): {status_summary(data)}; "
+                              "a table built without statuses needs status='ok' on its scored rows")
     return data[ok], int((~ok).sum())
+
+
+def _check_frame(data: Any) -> pd.DataFrame:
+    if not isinstance(data, pd.DataFrame):
+        raise StatsInputError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    if data.empty:
+        raise EmptyInputError("the data frame has no rows")
+    return data
+
+
+def _unknown_column(col: str, data: pd.DataFrame, given_as: str = "") -> StatsInputError:
+    cols = [str(c) for c in data.columns]
+    shown = ", ".join(cols[:12]) + (f" ... ({len(cols)} columns)" if len(cols) > 12 else "")
+    role = f" (given as {given_as})" if given_as else ""
+    hint = ""
+    if "judge" in data.columns and col in set(data["judge"].dropna().astype(str)):
+        hint = f"; {col!r} is a judge of this frame, which needs the judgments-table columns item_id, judge, " \
+               "criterion and status to be paired by judge"
+    return StatsInputError(f"column {col!r}{role} is not in the data frame (its columns: {shown}){hint}")
 
 
 def long_ratings(data: pd.DataFrame, columns: tuple[str, ...]) -> tuple[pd.DataFrame, int | None]:
     """A long ratings frame reduced to its scored rows, after checking it has the named columns."""
-    data, n_unscored = drop_unscored(data)
+    data = _check_frame(data)
     for col in columns:
         if col not in data.columns:
-            raise ValueError(f"column {col!r} is not in the data frame")
-    return data, n_unscored
+            raise _unknown_column(col, data)
+    return drop_unscored(data)
 
 
 def ratings_matrix(
-    ratings: Any, data: pd.DataFrame | None, *, item: str, rater: str, value: str, layout: str = "items x raters",
-    numeric: bool = False,
-) -> tuple[np.ndarray, list[Any], int | None]:
-    """The ratings of several raters as a matrix (NaN = missing), its row ids, and the unscored rows excluded.
+    ratings: Any, data: pd.DataFrame | None, *, item: str, rater: str, value: str, layout: Layout | None = None,
+    numeric: bool = False, aggregate: Aggregate = None, statistic: str = "this statistic",
+) -> tuple[np.ndarray, list[Any], int | None, int]:
+    """The ratings of several raters as an items x raters matrix (NaN = missing), its row ids, the unscored
+    rows excluded and the duplicate rows merged.
 
-    ``ratings``: a 2-D array, returned as given (``layout`` names its axes in messages; row ids are
-    positions); else ``data``, long with item/rater/value columns, pivoted to items x raters (row ids:
-    the items; unscored rows excluded and counted, None when the frame has no status). Two scored
-    ratings of one item by one rater are an error, not silently collapsed.
+    ``ratings``: a 2-D array, items x raters (``layout="raters x items"`` transposes it, the krippendorff
+    package's layout). With ``layout=None`` an array with more columns than rows is refused, because
+    it most likely holds raters x items and would silently give another number. Else ``data``, long with
+    item/rater/value columns, pivoted (row ids: the items; unscored rows excluded and counted, None
+    when the frame has no status). Two scored ratings of one item by one rater raise
+    :class:`DuplicateRatingsError` unless ``aggregate`` merges them. ``numeric``: every rating must be
+    a number (a non-numeric one is an error, never turned into a missing rating).
     """
-    dtype = float if numeric else object
+    if layout not in (None, "items x raters", "raters x items"):
+        raise StatsInputError(f"layout must be 'items x raters' or 'raters x items', got {layout!r}")
     if ratings is not None:
-        matrix = np.asarray(ratings, dtype=dtype)
-        if matrix.ndim != 2:
-            raise ValueError(f"ratings must be a 2-D {layout} array")
-        return matrix, list(range(matrix.shape[0])), None
+        if data is not None:
+            raise StatsInputError("give either a ratings array or data=, not both")
+        return _array_matrix(ratings, layout, numeric), list(range(_rows(ratings, layout))), None, 0
     if data is None:
-        raise ValueError(f"give ratings ({layout}) or data= with item/rater/value columns")
+        raise StatsInputError("give a ratings array (items x raters) or data= with item/rater/value columns")
+    if layout is not None:
+        raise StatsInputError("layout= describes a ratings array; long data= is always pivoted to items x raters")
     data, n_unscored = long_ratings(data, (item, rater, value))
-    dup = data.duplicated(subset=[item, rater], keep=False)
-    if dup.any():
-        first = data.loc[dup, [item, rater]].iloc[0].to_dict()
-        raise ValueError(f"{int(dup.sum())} scored rows share an {item}/{rater} pair (first {first}); one rating "
-                         "per rater and item: filter to one condition, criterion and repeat, or aggregate first")
     if numeric:
-        data = data.assign(**{value: pd.to_numeric(data[value], errors="coerce")})
-    wide = data.pivot_table(index=item, columns=rater, values=value, aggfunc="first", dropna=False)
-    return wide.to_numpy(dtype=dtype), list(wide.index), n_unscored
+        data = data.assign(**{value: _numeric_series(data[value], value)})
+    if aggregate is None:
+        dup = data.duplicated(subset=[item, rater], keep=False)
+        if dup.any():
+            raise DuplicateRatingsError(
+                f"{statistic} needs one rating per {item} and {rater}: "
+                f"{describe_duplicates(data[dup], [item, rater])}; compute one statistic per group (by=...), "
+                "filter the rows, or merge them with aggregate='mean' | 'median' | 'first'")
+        n_merged = 0
+    else:
+        data, n_merged = aggregate_duplicates(data, [item, rater], value, aggregate)
+    codes, items = _factorize(data[item])
+    rater_codes, raters = _factorize(data[rater])
+    if (codes < 0).any() or (rater_codes < 0).any():
+        col = item if (codes < 0).any() else rater
+        raise StatsInputError(f"column {col!r} has {int(((codes if col == item else rater_codes) < 0).sum())} "
+                              "missing values; every rating needs an item and a rater")
+    matrix = np.full((len(items), len(raters)), np.nan, dtype=float if numeric else object)
+    matrix[codes, rater_codes] = data[value].to_numpy(dtype=float if numeric else object)
+    if not numeric:
+        matrix[pd.isna(matrix)] = np.nan
+    return matrix, list(items), n_unscored, n_merged
+
+
+def _factorize(values: pd.Series) -> tuple[np.ndarray, Any]:
+    """Integer codes (-1 = missing) over the sorted distinct values (first-seen order if unorderable)."""
+    try:
+        return pd.factorize(values, sort=True)
+    except TypeError:
+        return pd.factorize(values)
+
+
+def _rows(ratings: Any, layout: Layout | None) -> int:
+    shape = np.shape(ratings)
+    return shape[1] if layout == "raters x items" and len(shape) == 2 else shape[0] if shape else 0
+
+
+def _array_matrix(ratings: Any, layout: Layout | None, numeric: bool) -> np.ndarray:
+    matrix = np.asarray(ratings, dtype=object)
+    if matrix.ndim != 2:
+        raise StatsInputError(f"ratings must be a 2-D array (items x raters), got {matrix.ndim} dimension(s)")
+    if layout == "raters x items":
+        matrix = matrix.T
+    elif layout is None and matrix.shape[1] > matrix.shape[0]:
+        raise StatsInputError(
+            f"ratings has {matrix.shape[0]} rows and {matrix.shape[1]} columns: read as items x raters that is "
+            f"{matrix.shape[1]} raters of {matrix.shape[0]} items, which looks like a raters x items array "
+            "(the krippendorff package's layout); pass layout='raters x items', or layout='items x raters' if "
+            "there really are more raters than items")
+    if matrix.size == 0:
+        raise EmptyInputError("the ratings array is empty")
+    if numeric:
+        flat = pd.Series(matrix.ravel())
+        return _numeric_series(flat, "ratings").to_numpy(dtype=float).reshape(matrix.shape)
+    out = matrix.copy()
+    out[pd.isna(out)] = np.nan
+    return out
+
+
+def _numeric_series(series: pd.Series, name: str) -> pd.Series:
+    """``series`` as floats; a value that is present but not a number is an error, never a missing value."""
+    if pd.api.types.is_bool_dtype(series.dtype):
+        series = series.astype(float)
+    converted = pd.to_numeric(series, errors="coerce")
+    bad = converted.isna() & series.notna()
+    if bad.any():
+        example = series[bad].iloc[0]
+        raise StatsInputError(f"{name} holds {int(bad.sum())} non-numeric value(s) (e.g. {example!r}); "
+                              "this statistic needs numbers")
+    return converted.astype(float)
 
 
 def resolve(
@@ -105,29 +243,43 @@ def resolve(
     numeric: bool = True,
     table_value: str = "score",
     n_unscored_excluded: int | None = None,
+    aggregate: Aggregate = None,
 ) -> Resolved:
     """Resolve named variables (arrays or column/judge names) into aligned, missing-free arrays.
 
     ``labels`` are extra grouping columns (system, item ...), kept as objects and aligned too.
     ``table_value`` is the judgments-table column compared when variables name judges.
     ``n_unscored_excluded``: unscored rows the caller already left out of ``data`` (reported).
+    ``aggregate``: how to merge a judge's several scored rows of one key when variables name judges.
+    Raises :class:`StatsInputError` (or :class:`EmptyInputError`) instead of returning nothing.
     """
     labels = dict(labels or {})
     n_unscored = n_unscored_excluded
+    n_merged = 0
     cluster_name = cluster if isinstance(cluster, str) else None
+    paired = False
     if data is not None:
-        if not isinstance(data, pd.DataFrame):
-            raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+        data = _check_frame(data)
         names = [v for v in variables.values() if v is not None]
-        if is_judgments_table(data) and names and all(isinstance(v, str) and v not in data.columns for v in names):
+        judge_names = names_judges(data, variables)
+        if judge_names and not is_judgments_table(data):
+            _explain_not_a_table(data, names)
+        if judge_names:
+            check_scored_judges(data, names)
             wanted = [cluster, *labels.values()]
             keep = [k for k in wanted if isinstance(k, str) and k in data.columns]
             keep = list(dict.fromkeys(k for k in keep if k not in ("item_id", "criterion", "side")))
-            data = pair_judges(data, names, keep=keep, value=table_value)
+            data = pair_judges(data, names, keep=keep, value=table_value, aggregate=aggregate)
+            paired = True
+        elif aggregate is not None:
+            raise StatsInputError("aggregate= merges a judge's duplicate rows; it applies when the variables name "
+                                  "judges of a judgments table, not columns")
         if "status" in data.columns:
             data, n_unscored = drop_unscored(data)
         elif UNSCORED_COLUMN in data.columns:  # a frame paired by pair_judges / pair_conditions
             n_unscored = int(data[UNSCORED_COLUMN].sum())
+        if MERGED_COLUMN in data.columns:
+            n_merged = int(data[MERGED_COLUMN].sum())
     arrays = {name: _column(value, data, name, numeric) for name, value in variables.items()}
     cluster_arr = None if cluster is None else _column(cluster, data, "cluster", numeric=False)
     label_arrs = {name: _column(value, data, name, numeric=False) for name, value in labels.items()}
@@ -135,7 +287,7 @@ def resolve(
     if cluster_arr is not None:
         lengths["cluster"] = len(cluster_arr)
     if len(set(lengths.values())) > 1:
-        raise ValueError(f"inputs have different lengths: {lengths}")
+        raise StatsInputError(f"inputs have different lengths: {lengths}")
     missing = np.zeros(next(iter(lengths.values())), dtype=bool)
     for a in arrays.values():
         missing |= _isna(a)
@@ -144,6 +296,8 @@ def resolve(
     for a in label_arrs.values():
         missing |= _isna(a)
     keep_rows = ~missing
+    if not keep_rows.any():
+        raise EmptyInputError(_nothing_left(variables, len(missing), n_unscored, paired))
     return Resolved(
         values={name: a[keep_rows] for name, a in arrays.items()},
         cluster=None if cluster_arr is None else cluster_arr[keep_rows],
@@ -151,31 +305,99 @@ def resolve(
         n_missing_dropped=int(missing.sum()),
         n_unscored_excluded=n_unscored,
         labels={name: a[keep_rows] for name, a in label_arrs.items()},
+        aggregate=aggregate,
+        n_rows_merged=n_merged,
     )
+
+
+def _nothing_left(variables: Mapping[str, Any], n_rows: int, n_unscored: int | None, paired: bool) -> str:
+    named = ", ".join(f"{k}={v!r}" if isinstance(v, str) else k for k, v in variables.items())
+    if n_rows == 0:
+        return f"no rows to compare ({named})"
+    unit = "keys (item x criterion x side)" if paired else "rows"
+    unscored = f"; {n_unscored} unscored row(s) were excluded" if n_unscored else ""
+    return f"none of the {n_rows} {unit} has a value for every variable ({named}){unscored}"
+
+
+def names_judges(data: pd.DataFrame | None, variables: Mapping[str, Any]) -> bool:
+    """Whether the variables are names that are not columns of ``data``, i.e. judges of a table."""
+    names = [v for v in variables.values() if v is not None]
+    return data is not None and bool(names) and all(isinstance(v, str) and v not in data.columns for v in names)
+
+
+def check_scored_judges(table: pd.DataFrame, names: Sequence[str], judge: str = "judge") -> None:
+    """Raise :class:`EmptyInputError` when a named judge has rows but none of them is scored."""
+    if "status" not in table.columns:
+        return
+    for name in names:
+        rows = table[table[judge] == name]
+        if len(rows) and not is_scored(rows).any():
+            raise EmptyInputError(f"judge {name!r} has {len(rows)} rows and none is scored (status 'ok'): "
+                                  f"{status_summary(rows)}; a table built without statuses needs status='ok' on "
+                                  "its scored rows")
+
+
+def _explain_not_a_table(data: pd.DataFrame, names: Sequence[str]) -> None:
+    """Raise the one sentence that says why judge names cannot be used on this frame."""
+    looks_like_table = "judge" in data.columns and "item_id" in data.columns
+    if looks_like_table:
+        lacking = [c for c in ("criterion", "status") if c not in data.columns]
+        judges = set(data["judge"].dropna().astype(str))
+        unknown = [n for n in names if n not in judges]
+        if not unknown:
+            what = " and ".join(repr(c) for c in lacking) + (" columns" if len(lacking) > 1 else " column")
+            raise StatsInputError(
+                f"the frame names judges {list(names)} but has no {what}, so scored rows cannot be told "
+                "from unscored ones; build it with judgelab.judgments.make_table (or judgelab.from_frame), or add "
+                "the column (status 'ok' on scored rows)")
+    raise _unknown_column(str(next(n for n in names if n not in data.columns)), data)
 
 
 def _column(value: Any, data: pd.DataFrame | None, name: str, numeric: bool) -> np.ndarray:
     if isinstance(value, str):
         if data is None:
-            raise ValueError(f"{name}={value!r} is a column name, but no data= frame was given")
+            raise StatsInputError(f"{name}={value!r} is a column name, but no data= frame was given")
         if value not in data.columns:
-            raise ValueError(f"column {value!r} (given as {name}) is not in the data frame")
+            raise _unknown_column(value, data, name)
         series = data[value]
     elif value is None:
-        raise ValueError(f"{name} is required")
+        raise StatsInputError(f"{name} is required")
     else:
-        series = pd.Series(np.asarray(value, dtype=object) if not numeric else value)
+        try:
+            series = pd.Series(np.asarray(value, dtype=object) if not numeric else value)
+        except (TypeError, ValueError) as exc:
+            raise StatsInputError(f"{name} must be one-dimensional ({exc})") from exc
     if series.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional")
+        raise StatsInputError(f"{name} must be one-dimensional")
     if not numeric:
         return series.astype(object).where(series.notna(), None).to_numpy(dtype=object)
-    converted = pd.to_numeric(series, errors="coerce")
-    bad = converted.isna() & series.notna()
-    if bad.any():
-        example = series[bad].iloc[0]
-        raise ValueError(f"{name} holds non-numeric values (e.g. {example!r})")
-    return converted.to_numpy(dtype="float64", na_value=np.nan)
+    return _numeric_series(series, name).to_numpy(dtype="float64", na_value=np.nan)
 
 
 def _isna(a: np.ndarray) -> np.ndarray:
     return np.asarray(pd.isna(a), dtype=bool)
+
+
+
+def per_group(compute: Callable[[pd.DataFrame], pd.DataFrame], data: pd.DataFrame | None,
+              by: str | Sequence[str]) -> pd.DataFrame:
+    """``compute`` on each group of ``data`` by the ``by`` column(s), the group keys as leading columns."""
+    if data is None:
+        raise StatsInputError("by= groups the rows of data=; give data= (a long frame or a judgments table)")
+    data = _check_frame(data)
+    cols = [by] if isinstance(by, str) else list(by)
+    for col in cols:
+        if col not in data.columns:
+            raise _unknown_column(col, data, "by")
+    frames = []
+    for key, part in data.groupby(cols, sort=True, dropna=False):
+        values = key if isinstance(key, tuple) else (key,)
+        try:
+            frame = compute(part)
+        except StatsInputError as exc:
+            where = ", ".join(f"{c}={v!r}" for c, v in zip(cols, values, strict=True))
+            raise type(exc)(f"{where}: {exc}") from exc
+        for col, v in reversed(list(zip(cols, values, strict=True))):
+            frame.insert(0, col, v)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)

@@ -9,18 +9,27 @@ Fleiss, Nee & Landis 1979 for Fleiss' kappa).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from scipy import special
 
-from judgelab.stats._inputs import ratings_matrix, resolve
+from judgelab.stats._inputs import (
+    Aggregate,
+    Layout,
+    StatsInputError,
+    merge_note,
+    per_group,
+    ratings_matrix,
+    resolve,
+)
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, IndexStatistic, Interval, Seed, bootstrap
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
-__all__ = ["KappaWeights", "agreement_statistic", "cohen_kappa", "fleiss_kappa", "kappa_statistic", "label_codes",
-           "percent_agreement"]
+__all__ = ["KappaWeights", "agreement_statistic", "check_categorical", "cohen_kappa", "fleiss_kappa",
+           "kappa_statistic", "label_codes", "percent_agreement"]
 
 KappaWeights = Literal["linear", "quadratic"] | None
 
@@ -42,7 +51,7 @@ def label_codes(
     for a in arrays:
         unknown = [v for v in pd.unique(pd.Series(a, dtype=object)) if v not in index]
         if unknown:
-            raise ValueError(f"labels {unknown[:5]} are not in the given labels {categories}")
+            raise StatsInputError(f"labels {unknown[:5]} are not in the given labels {categories}")
         codes.append(np.array([index[v] for v in a], dtype=np.int64))
     return codes, categories
 
@@ -55,7 +64,7 @@ def _disagreement_weights(k: int, weights: KappaWeights) -> np.ndarray:
         return np.abs(i - j).astype(float)
     if weights == "quadratic":
         return ((i - j) ** 2).astype(float)
-    raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
+    raise StatsInputError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
 
 
 def _confusion_counts(cx: np.ndarray, cy: np.ndarray, idx: np.ndarray, k: int) -> np.ndarray:
@@ -70,8 +79,28 @@ def _kappa_from_counts(counts: np.ndarray, disagree: np.ndarray) -> np.ndarray:
     expected = np.einsum("bi,ij,bj->b", counts.sum(axis=2), disagree, counts.sum(axis=1)) / n**2
     with np.errstate(invalid="ignore", divide="ignore"):
         kappa = 1.0 - observed / expected
+    # a rater with one category: observed disagreement equals the expected one, so kappa is exactly 0
+    # (computed, it is 0 plus rounding noise)
+    one_category = ((counts.sum(axis=2) == n[:, None]).any(axis=1) | (counts.sum(axis=1) == n[:, None]).any(axis=1))
+    kappa[one_category] = 0.0
     kappa[expected <= 0] = np.nan
     return kappa
+
+
+def check_categorical(values: dict[str, np.ndarray], statistic: str) -> None:
+    """Refuse non-integer numbers as categories: each distinct float would be its own category.
+
+    Called when no ``labels=`` declares the categories; a half-point scale passes its labels.
+    """
+    for name, arr in values.items():
+        numbers = [v for v in arr if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)]
+        fractional = sorted({float(v) for v in numbers if np.isfinite(v) and float(v) != round(float(v))})
+        if fractional:
+            raise StatsInputError(
+                f"{statistic} treats every distinct value as a category, and {name} holds "
+                f"{len(fractional)} distinct non-integer value(s) (e.g. {fractional[0]:g}): declare the categories "
+                "with labels=[...] (e.g. a half-point scale), round the scores, or use a correlation, the ICC or "
+                "krippendorff_alpha(level='interval') for continuous scores")
 
 
 def agreement_statistic(x: np.ndarray, y: np.ndarray) -> IndexStatistic:
@@ -107,16 +136,21 @@ def percent_agreement(
     data: pd.DataFrame | None = None,
     value: str = "score",
     cluster: Any = None,
+    aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
-    """Share of rows where the two raters give the same label; bootstrap CI, no test."""
-    res = resolve(data, {"x": x, "y": y}, cluster=cluster, numeric=False, table_value=value)
+    """Share of rows where the two raters give the same label; bootstrap CI, no test.
+
+    ``aggregate`` ("mean", "median", "first"): how to merge a judge's several scored rows of one key
+    on a judgments table (else they are an error).
+    """
+    res = resolve(data, {"x": x, "y": y}, cluster=cluster, numeric=False, table_value=value, aggregate=aggregate)
     (cx, cy), _ = label_codes([res.values["x"], res.values["y"]])
     boot = bootstrap(agreement_statistic(cx, cy), res.n, cluster=res.cluster, cluster_name=res.cluster_name,
                      interval=interval, n_resamples=n_resamples, ci_level=ci_level, seed=seed,
                      return_distribution=False)
     row = result_row("percent_agreement", boot.estimate, n=res.n, method=f"share of identical labels; CI: {boot.method}",
-                     note=boot.note, **boot.fields(), **res.context())
+                     note=join_notes(res.note, boot.note), **boot.fields(), **res.context())
     return tidy_frame([row])
 
 
@@ -129,14 +163,22 @@ def cohen_kappa(
     weights: KappaWeights = None,
     labels: Sequence[Any] | None = None,
     cluster: Any = None,
+    aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Cohen's kappa of two raters (weights None, "linear" or "quadratic" over the ordered ``labels``).
 
-    Categories are ``labels`` in the given order, else the sorted observed labels; weighted kappa
-    uses their positions (as scikit-learn does). One shared category only -> NaN with a note.
+    Categories are ``labels`` in the given order, else the sorted observed labels of the two raters;
+    weighted kappa uses their positions (as scikit-learn does). Non-integer numbers are refused
+    unless ``labels`` declares them (each distinct float would be a category of its own).
+    Both raters with one and the same category -> NaN with a note. One rater with a single
+    category -> kappa is exactly 0 (observed agreement equals chance agreement whatever the
+    other rater does) and has no test: p-value NaN, said in the note.
+    ``aggregate``: as in :func:`percent_agreement`.
     """
-    res = resolve(data, {"x": x, "y": y}, cluster=cluster, numeric=False, table_value=value)
+    res = resolve(data, {"x": x, "y": y}, cluster=cluster, numeric=False, table_value=value, aggregate=aggregate)
+    if labels is None:
+        check_categorical(res.values, "Cohen's kappa")
     (cx, cy), categories = label_codes([res.values["x"], res.values["y"]], labels)
     k = max(len(categories), 1)
     disagree = _disagreement_weights(k, weights)
@@ -144,35 +186,54 @@ def cohen_kappa(
                      n_resamples=n_resamples, ci_level=ci_level, seed=seed, return_distribution=False)
     note = ""
     p_value = np.nan
-    if res.n and np.isfinite(boot.estimate):
+    single = [name for name, codes in (("x", cx), ("y", cy)) if len(np.unique(codes)) == 1]
+    if not np.isfinite(boot.estimate):
+        note = "kappa undefined: expected disagreement is zero (both raters use one and the same label)"
+    elif single:
+        note = (f"{' and '.join(single)} use(s) a single category: kappa is 0 by construction (observed agreement "
+                "equals chance agreement) and has no sampling variation to test; p-value undefined")
+    else:
         counts = _confusion_counts(cx, cy, np.arange(res.n)[None, :], k)[0]
         p_value = _kappa_null_p(counts, disagree, boot.estimate)
-    elif res.n:
-        note = "kappa undefined: expected disagreement is zero (both raters use one and the same label)"
     name = "cohen_kappa" if weights is None else f"cohen_kappa_{weights}"
     row = result_row(name, boot.estimate, n=res.n, p_value=p_value,
                      method=f"Cohen's kappa ({weights or 'unweighted'}, {k} categories); p: z-test with "
                      f"null variance (Fleiss, Cohen & Everitt 1969); CI: {boot.method}",
-                     note=join_notes(note, boot.note), **boot.fields(), n_categories=k, **res.context())
+                     note=join_notes(note, res.note, boot.note), **boot.fields(), n_categories=k, **res.context())
     return tidy_frame([row])
 
 
-def _category_counts(matrix: np.ndarray, labels: Sequence[Any] | None) -> tuple[np.ndarray, list[Any], int]:
-    """(items x categories counts, categories, items dropped as incomplete) of an items x raters matrix.
+@dataclass(frozen=True)
+class _FleissCounts:
+    counts: np.ndarray  # items kept x categories
+    categories: list[Any]
+    m: int  # ratings per kept item
+    fewer: list[Any]  # ids of items dropped for having fewer than m ratings
+    more: list[Any]  # ids of items dropped for having more than m ratings
 
-    Items with fewer ratings than the most common count are dropped (Fleiss needs equal raters).
-    """
+    def note(self) -> str:
+        if not (self.fewer or self.more):
+            return ""
+        parts = [f"{len(ids)} with {word} than {self.m} ratings (first: {ids[:3]})"
+                 for ids, word in ((self.fewer, "fewer"), (self.more, "more")) if ids]
+        return (f"Fleiss' kappa needs the same number of ratings per item: kept the {self.counts.shape[0]} items "
+                f"with the most common count ({self.m}), dropped {' and '.join(parts)}")
+
+
+def _category_counts(matrix: np.ndarray, ids: list[Any], labels: Sequence[Any] | None) -> _FleissCounts:
+    """Items x categories counts of an items x raters matrix, keeping the items with the modal rating count."""
     present = ~pd.isna(matrix)
     per_item = present.sum(axis=1)
     if not len(per_item) or per_item.max() < 2:
-        raise ValueError("Fleiss' kappa needs at least 2 ratings per item")
+        raise StatsInputError("Fleiss' kappa needs at least 2 ratings per item; no item has 2")
     m = int(np.bincount(per_item[per_item >= 2]).argmax())
     keep = per_item == m
     values = matrix[keep][present[keep]]
     (codes,), categories = label_codes([values], labels)
     counts = np.zeros((int(keep.sum()), len(categories)))
     np.add.at(counts, (np.repeat(np.arange(counts.shape[0]), m), codes), 1)
-    return counts, categories, int((~keep).sum())
+    ids_arr = np.asarray(ids, dtype=object)
+    return _FleissCounts(counts, categories, m, list(ids_arr[per_item < m]), list(ids_arr[per_item > m]))
 
 
 def _fleiss_from_counts(counts: np.ndarray) -> np.ndarray:
@@ -192,12 +253,31 @@ def fleiss_kappa(
     *,
     data: pd.DataFrame | None = None, item: str = "item_id", rater: str = "judge", value: str = "score",
     labels: Sequence[Any] | None = None,
+    layout: Layout | None = None,
+    by: str | Sequence[str] | None = None,
+    aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
-    """Fleiss' kappa for m raters per item (items x raters array, or long ``data``); CI resamples items."""
-    matrix, _, n_unscored = ratings_matrix(ratings, data, item=item, rater=rater, value=value)
-    counts, categories, n_dropped = _category_counts(matrix, labels)
-    n_items, m = counts.shape[0], int(counts[0].sum())
+    """Fleiss' kappa for m raters per item; CI resamples items.
+
+    ``ratings``: an items x raters array (``layout="raters x items"`` for the transposed one; an array
+    with more columns than rows is refused without ``layout``), or long ``data`` with item/rater/value
+    columns. Fleiss needs the same number of ratings per item: the items with the most common count
+    are kept, the others dropped, counted (``n_items_fewer_ratings_dropped``,
+    ``n_items_more_ratings_dropped``) and named in the note. ``by``: one row per group (e.g.
+    ``by="criterion"``); ``aggregate``: how to merge a rater's several scored rows of one item (else an error).
+    """
+    kwargs: dict[str, Any] = dict(item=item, rater=rater, value=value, labels=labels, layout=layout,
+                                  aggregate=aggregate, interval=interval, n_resamples=n_resamples,
+                                  ci_level=ci_level, seed=seed)
+    if by is not None:
+        return per_group(lambda part: fleiss_kappa(data=part, **kwargs), data, by)
+    matrix, ids, n_unscored, n_merged = ratings_matrix(ratings, data, item=item, rater=rater, value=value,
+                                                       layout=layout, aggregate=aggregate,
+                                                       statistic="Fleiss' kappa")
+    fc = _category_counts(matrix, ids, labels)
+    counts, m = fc.counts, fc.m
+    n_items = counts.shape[0]
     boot = bootstrap(lambda idx: _fleiss_from_counts(counts[idx]), n_items, interval=interval,
                      n_resamples=n_resamples, ci_level=ci_level, seed=seed, return_distribution=False)
     shares = counts.sum(axis=0) / counts.sum()
@@ -208,11 +288,17 @@ def fleiss_kappa(
         p_value = float(2 * special.ndtr(-abs(boot.estimate) / np.sqrt(var0))) if var0 > 0 else np.nan
     else:
         note = "kappa undefined: every rating is the same category"
-    context: dict[str, Any] = {"n_raters": m, "n_categories": len(categories), "n_items_incomplete_dropped": n_dropped}
+    context: dict[str, Any] = {"n_raters": m, "n_categories": len(fc.categories),
+                               "n_items_incomplete_dropped": len(fc.fewer) + len(fc.more),
+                               "n_items_fewer_ratings_dropped": len(fc.fewer),
+                               "n_items_more_ratings_dropped": len(fc.more)}
     if n_unscored is not None:
         context["n_unscored_excluded"] = n_unscored
+    if aggregate is not None:
+        context["n_rows_merged"] = n_merged
     row = result_row("fleiss_kappa", boot.estimate, n=n_items, p_value=p_value,
                      method=f"Fleiss' kappa ({m} raters per item); p: z-test with null variance "
                      f"(Fleiss, Nee & Landis 1979); CI: {boot.method} over items",
-                     note=join_notes(note, boot.note), **boot.fields(), **context)
+                     note=join_notes(note, fc.note(), merge_note(aggregate, n_merged), boot.note), **boot.fields(),
+                     **context)
     return tidy_frame([row])

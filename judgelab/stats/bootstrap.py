@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from judgelab.stats._inputs import resolve
+from judgelab.stats._inputs import StatsInputError, resolve
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = [
@@ -204,7 +204,7 @@ class _Clusters:
     def from_labels(cls, labels: np.ndarray) -> _Clusters:
         codes, _ = pd.factorize(pd.Series(labels, dtype=object))
         if (codes < 0).any():
-            raise ValueError("cluster labels must not be missing")
+            raise StatsInputError("cluster labels must not be missing")
         order = np.argsort(codes, kind="stable")
         sizes = np.bincount(codes)
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
@@ -314,16 +314,16 @@ def bootstrap(
     discrete statistics with many tied replicates keep a finite correction.
     """
     if not 0 < ci_level < 1:
-        raise ValueError(f"ci_level must be between 0 and 1, got {ci_level}")
+        raise StatsInputError(f"ci_level must be between 0 and 1, got {ci_level}")
     if interval not in ("percentile", "bca"):
-        raise ValueError(f"interval must be 'percentile' or 'bca', got {interval!r}")
+        raise StatsInputError(f"interval must be 'percentile' or 'bca', got {interval!r}")
     if n_resamples < 1:
-        raise ValueError(f"n_resamples must be positive, got {n_resamples}")
+        raise StatsInputError(f"n_resamples must be positive, got {n_resamples}")
     clusters = None
     if cluster is not None:
         labels = np.asarray(cluster, dtype=object)
         if len(labels) != n:
-            raise ValueError(f"cluster has {len(labels)} labels for {n} rows")
+            raise StatsInputError(f"cluster has {len(labels)} labels for {n} rows")
         clusters = _Clusters.from_labels(labels)
     n_clusters = None if clusters is None else len(clusters.sizes)
     common = dict(ci_level=ci_level, interval=interval, n_resamples=n_resamples, n=n, n_clusters=n_clusters,
@@ -418,7 +418,7 @@ def bootstrap_ci(
     elif statistic in _NAMED:
         stat, name = _NAMED[statistic](*arrays), statistic
     else:
-        raise ValueError(f"unknown statistic {statistic!r}; use one of {sorted(_NAMED)} or a function")
+        raise StatsInputError(f"unknown statistic {statistic!r}; use one of {sorted(_NAMED)} or a function")
     boot = bootstrap(stat, res.n, cluster=res.cluster, cluster_name=res.cluster_name,
                      cluster_resampling=cluster_resampling, n_resamples=n_resamples, ci_level=ci_level,
                      interval=interval, seed=seed, return_distribution=False)

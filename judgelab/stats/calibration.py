@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.judgments import is_scored
+from judgelab.stats._inputs import StatsInputError
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap
 from judgelab.stats.tidy import result_row, tidy_frame
 
@@ -47,14 +48,14 @@ def _gold_map(table: pd.DataFrame, gold: str | Mapping[str, object]) -> tuple[di
         return {(str(k), "overall", None): v for k, v in gold.items()}, None
     rows = table[(table["judge"] == gold) & is_scored(table)]
     if rows.empty:
-        raise ValueError(f"no scored rows of gold judge {gold!r} in the table")
+        raise StatsInputError(f"no scored rows of gold judge {gold!r} in the table")
     out: dict[tuple, object] = {}
     for item, crit, side, winner, score in zip(rows["item_id"], rows["criterion"], rows["side"], rows["winner"],
                                                rows["score"], strict=True):
         key = (str(item), str(crit), None if pd.isna(side) else str(side))
         label = winner if isinstance(winner, str) else (None if pd.isna(score) else float(score))
         if key in out and out[key] != label:
-            raise ValueError(f"gold judge {gold!r} gives item {item!r} two different labels")
+            raise StatsInputError(f"gold judge {gold!r} gives item {item!r} two different labels")
         out[key] = label
     return out, gold
 
@@ -79,7 +80,7 @@ def correctness(table: pd.DataFrame, gold: str | Mapping[str, object] = "gold", 
                         np.where([g is None for g in gold_values], "no gold label", ""))).astype(object)
     usable = excluded == ""
     if ((conf[usable] < 0) | (conf[usable] > 1)).any():
-        raise ValueError("confidence values must lie in [0, 1]")
+        raise StatsInputError("confidence values must lie in [0, 1]")
     correct = [np.nan if not use else _credit(winner, score, g, tie_credit)
                for use, winner, score, g in zip(usable, rows["winner"], rows["score"], gold_values, strict=True)]
     return pd.DataFrame({"judge": rows["judge"].to_numpy(dtype=object), "item_id": rows["item_id"].to_numpy(dtype=object),
@@ -100,7 +101,7 @@ def _edges(conf: np.ndarray, n_bins: int, binning: Binning) -> np.ndarray:
         edges = np.unique(np.quantile(conf, np.linspace(0, 1, n_bins + 1)))
         edges[0], edges[-1] = 0.0, 1.0
         return edges
-    raise ValueError(f"binning must be 'uniform' or 'quantile', not {binning!r}")
+    raise StatsInputError(f"binning must be 'uniform' or 'quantile', not {binning!r}")
 
 
 def _bin_ids(conf: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -126,13 +127,13 @@ def calibration(table: pd.DataFrame, gold: str | Mapping[str, object] = "gold", 
     Each judge's summary rows count its verdicts left out, by reason (see :data:`EXCLUSIONS`).
     """
     if n_bins < 1:
-        raise ValueError(f"n_bins must be positive, got {n_bins}")
+        raise StatsInputError(f"n_bins must be positive, got {n_bins}")
     verdicts = correctness(table, gold, tie_credit=tie_credit)
     if judges is not None:
         verdicts = verdicts[verdicts["judge"].isin(list(judges))]
     data = verdicts[verdicts["excluded"] == ""]
     if data.empty:
-        raise ValueError("no scored verdicts with both a confidence and a gold label to calibrate")
+        raise StatsInputError("no scored verdicts with both a confidence and a gold label to calibrate")
     bin_frames, summary_rows = [], []
     for judge, part in data.groupby("judge", sort=True):
         conf, corr = part["confidence"].to_numpy(), part["correct"].to_numpy()

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -16,8 +17,8 @@ import pandas as pd
 from scipy import special, stats
 from statsmodels.stats.multitest import multipletests
 
-from judgelab.stats._inputs import resolve
-from judgelab.stats.agreement import agreement_statistic, kappa_statistic, label_codes
+from judgelab.stats._inputs import Aggregate, StatsInputError, resolve
+from judgelab.stats.agreement import agreement_statistic, check_categorical, kappa_statistic, label_codes
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, IndexStatistic, Interval, Seed, bootstrap
 from judgelab.stats.correlation import correlate, correlation_statistic
 from judgelab.stats.errors import ERROR_FUNCTIONS, error_statistic
@@ -50,7 +51,9 @@ def compare_judges(
     data: pd.DataFrame | None = None,
     metric: str = "spearman",
     value: str = "score",
+    labels: Sequence[Any] | None = None,
     cluster: Any = None,
+    aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """metric(a, gold), metric(b, gold) and their difference a - b, with paired bootstrap CIs.
@@ -58,17 +61,26 @@ def compare_judges(
     Only items where a, b and the gold label are all present are used, so both judges are
     scored on exactly the same items. The difference's p-value is the bootstrap two-sided
     p: 2 (c + 1) / (B + 1), c the smaller count of resampled differences at or beyond zero.
+    Label metrics (kappa, kappa_linear, kappa_quadratic, percent_agreement) use ``labels`` as the
+    ordered categories, else each judge's own labels with gold's -- exactly as
+    :func:`judgelab.stats.cohen_kappa` does for that pair, so metric(a, gold) here equals
+    ``cohen_kappa(a, gold)`` on the same items. ``aggregate``: as in :func:`judgelab.stats.correlation`.
     """
     if metric not in COMPARABLE_METRICS:
-        raise ValueError(f"unknown metric {metric!r}; use one of {list(COMPARABLE_METRICS)}")
-    labels = metric in _LABEL_METRICS
-    res = resolve(data, {"a": a, "b": b, "gold": gold}, cluster=cluster, numeric=not labels, table_value=value)
+        raise StatsInputError(f"unknown metric {metric!r}; use one of {list(COMPARABLE_METRICS)}")
+    label_metric = metric in _LABEL_METRICS
+    res = resolve(data, {"a": a, "b": b, "gold": gold}, cluster=cluster, numeric=not label_metric,
+                  table_value=value, aggregate=aggregate)
     va, vb, vr = res.values["a"], res.values["b"], res.values["gold"]
-    k = 0
-    if labels:
-        (va, vb, vr), categories = label_codes([va, vb, vr])
-        k = max(len(categories), 1)
-    stat_a, stat_b = _metric_statistic(metric, va, vr, k), _metric_statistic(metric, vb, vr, k)
+    if label_metric:
+        if labels is None and metric != "percent_agreement":
+            check_categorical(res.values, f"compare_judges(metric={metric!r})")
+        (ca, ga), cats_a = label_codes([va, vr], labels)
+        (cb, gb), cats_b = label_codes([vb, vr], labels)
+        stat_a = _metric_statistic(metric, ca, ga, max(len(cats_a), 1))
+        stat_b = _metric_statistic(metric, cb, gb, max(len(cats_b), 1))
+    else:
+        stat_a, stat_b = _metric_statistic(metric, va, vr, 0), _metric_statistic(metric, vb, vr, 0)
     common: dict[str, Any] = dict(cluster=res.cluster, cluster_name=res.cluster_name, interval=interval,
                                   n_resamples=n_resamples, ci_level=ci_level, return_distribution=True)
     # the same seed gives the same resamples, so the three intervals are paired
@@ -90,7 +102,8 @@ def compare_judges(
                 p_text = "; p: paired bootstrap, 2 x (resampled differences on the far side of 0 + 1) / (B + 1)"
         rows.append(result_row(label, boot.estimate, n=res.n, p_value=p_value,
                                method=f"paired on {res.n} shared items{p_text}; CI: {boot.method}",
-                               note=boot.note, **boot.fields(), part=part, **res.context()))
+                               note=join_notes(res.note, boot.note), **boot.fields(), part=part,
+                               **res.context()))
     return tidy_frame(rows)
 
 
@@ -128,7 +141,9 @@ def dependent_correlation_test(
     r_a, _, note_a = correlate(vr, va, method)
     r_b, _, note_b = correlate(vr, vb, method)
     r_ab, _, note_ab = correlate(va, vb, method)
-    note = join_notes(note_a, note_b, note_ab, "" if method == "pearson" else "tests derived for Pearson r; "
+    small = f"n={n} <= 3: Williams' t and Steiger's z need n > 3 (df = n - 3); no test and no interval" \
+        if n <= 3 else ""
+    note = join_notes(small, note_a, note_b, note_ab, "" if method == "pearson" else "tests derived for Pearson r; "
                       "applied to Spearman rho as an approximation")
     diff = r_a - r_b
     low, high = _zou_interval(r_a, r_b, r_ab, n, ci_level)
@@ -196,7 +211,7 @@ def adjust_pvalues(
     ``method`` is any multipletests method ("holm", "bonferroni", "fdr_bh", ...).
     """
     if p_col not in results.columns:
-        raise ValueError(f"column {p_col!r} is not in the results frame")
+        raise StatsInputError(f"column {p_col!r} is not in the results frame")
     out = results.copy()
     p = out[p_col].to_numpy(dtype=float)
     valid = np.isfinite(p)

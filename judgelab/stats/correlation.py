@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgelab.stats._inputs import Resolved, resolve
+from judgelab.stats._inputs import Aggregate, Resolved, StatsInputError, resolve
 from judgelab.stats.bootstrap import (
     DEFAULT_RESAMPLES,
     IndexStatistic,
@@ -42,7 +42,7 @@ def correlation_statistic(method: CorrelationMethod, x: np.ndarray, y: np.ndarra
         return pearson_statistic(x, y)
     if method == "kendall":
         return kendall_statistic(x, y, variant)  # type: ignore[arg-type]
-    raise ValueError(f"unknown correlation method {method!r}; use 'spearman', 'kendall' or 'pearson'")
+    raise StatsInputError(f"unknown correlation method {method!r}; use 'spearman', 'kendall' or 'pearson'")
 
 
 def correlate(
@@ -50,7 +50,7 @@ def correlate(
 ) -> tuple[float, float, str]:
     """(estimate, p_value, note); NaN with a note for n < 2 or a constant side, never an exception."""
     if method not in _P_SOURCE:
-        raise ValueError(f"unknown correlation method {method!r}; use 'spearman', 'kendall' or 'pearson'")
+        raise StatsInputError(f"unknown correlation method {method!r}; use 'spearman', 'kendall' or 'pearson'")
     if len(x) < 2:
         return np.nan, np.nan, f"correlation undefined: n={len(x)} < 2"
     constant = [name for name, v in (("x", x), ("y", y)) if np.all(v == v[0])]
@@ -97,7 +97,7 @@ def correlation_row(
     method_text = f"{label}, p from {_P_SOURCE[method]} ({alternative}); CI: {boot.method}"
     cluster_note = "p-value assumes independent rows; only the CI accounts for clustering" if res.cluster is not None else ""
     return result_row(metric or metric_name(method, variant), estimate, n=res.n, p_value=p_value,
-                      method=method_text, note=join_notes(note, boot_note, cluster_note), **fields,
+                      method=method_text, note=join_notes(note, res.note, boot_note, cluster_note), **fields,
                       **res.context(), **context)
 
 
@@ -110,15 +110,17 @@ def correlation(
     variant: Literal["b", "c"] = "b",
     cluster: Any = None,
     alternative: Alternative = "two-sided",
+    aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Correlation of ``x`` and ``y`` with its p-value and a (clustered) bootstrap CI.
 
     ``x``/``y``: arrays, or column names of ``data`` (judge names on a judgments table).
     Rows where either is missing are dropped pairwise (``n_missing_dropped``). A constant side
-    or n < 2 gives a NaN estimate with a ``note``.
+    or n < 2 gives a NaN estimate with a ``note``. ``aggregate`` ("mean", "median", "first"): how
+    to merge a judge's several scored rows of one key on a judgments table (else an error).
     """
-    res = resolve(data, {"x": x, "y": y}, cluster=cluster)
+    res = resolve(data, {"x": x, "y": y}, cluster=cluster, aggregate=aggregate)
     row = correlation_row(res, method, variant=variant, alternative=alternative, interval=interval,
                           n_resamples=n_resamples, ci_level=ci_level, seed=seed)
     return tidy_frame([row])

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgelab.stats._inputs import Resolved, resolve
+from judgelab.stats._inputs import Aggregate, Resolved, StatsInputError, resolve
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, IndexStatistic, Interval, Seed, bootstrap
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
@@ -44,11 +44,9 @@ def _error_row(res: Resolved, metric: str, boot_kwargs: dict[str, Any]) -> dict[
             note = "differences are constant: t-test undefined"
         else:
             p_value, p_text = float(stats.ttest_1samp(diff, 0.0).pvalue), "p from one-sample t-test of mean = 0"
-    if len(diff) == 0:
-        note = "no complete pairs"
     return result_row(metric, boot.estimate, n=len(diff), p_value=p_value,
                       method=f"{_DESCRIPTIONS[metric]}; {p_text}; CI: {boot.method}",
-                      note=join_notes(note, boot.note), **boot.fields(), **res.context())
+                      note=join_notes(note, res.note, boot.note), **boot.fields(), **res.context())
 
 
 def error_metrics(
@@ -58,13 +56,17 @@ def error_metrics(
     data: pd.DataFrame | None = None,
     metrics: tuple[str, ...] = ("mae", "rmse", "mean_signed_difference"),
     cluster: Any = None,
+    aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
-    """MAE, RMSE and mean signed difference of judge ``x`` against human ``y``, one row each."""
+    """MAE, RMSE and mean signed difference of judge ``x`` against human ``y``, one row each.
+
+    ``aggregate``: as in :func:`judgelab.stats.correlation`.
+    """
     unknown = [m for m in metrics if m not in ERROR_FUNCTIONS]
     if unknown:
-        raise ValueError(f"unknown error metric(s) {unknown}; use {list(ERROR_FUNCTIONS)}")
-    res = resolve(data, {"x": x, "y": y}, cluster=cluster)
+        raise StatsInputError(f"unknown error metric(s) {unknown}; use {list(ERROR_FUNCTIONS)}")
+    res = resolve(data, {"x": x, "y": y}, cluster=cluster, aggregate=aggregate)
     boot_kwargs = dict(interval=interval, n_resamples=n_resamples, ci_level=ci_level, seed=seed)
     return tidy_frame([_error_row(res, m, boot_kwargs) for m in metrics])
 

@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import special, stats
 from statsmodels.stats.contingency_tables import mcnemar
 
-from judgelab.stats._inputs import resolve
+from judgelab.stats._inputs import StatsInputError, resolve
 from judgelab.stats.tidy import result_row, tidy_frame
 
 __all__ = ["flip_rate", "mcnemar_test"]
@@ -40,9 +40,6 @@ def flip_rate(
     res = resolve(data, {"before": before, "after": after}, numeric=False, table_value=value)
     flips = np.array([b != a for b, a in zip(res.values["before"], res.values["after"], strict=True)], dtype=bool)
     n, k = len(flips), int(flips.sum())
-    if n == 0:
-        return tidy_frame([result_row("flip_rate", np.nan, n=0, method="exact binomial",
-                                      note="no items with both verdicts", **res.context())])
     test = stats.binomtest(k, n, null_rate if null_rate is not None else 0.5, alternative=alternative)
     ci = stats.binomtest(k, n).proportion_ci(confidence_level=ci_level, method="exact")
     p_value = test.pvalue if null_rate is not None else np.nan
@@ -71,16 +68,13 @@ def mcnemar_test(
     b_arr, a_arr = res.values["before"], res.values["after"]
     for name, arr in (("before_correct", b_arr), ("after_correct", a_arr)):
         if not np.isin(arr, (0.0, 1.0)).all():
-            raise ValueError(f"{name} must hold booleans or 0/1 values")
+            raise StatsInputError(f"{name} must hold booleans or 0/1 values")
     n = len(b_arr)
     table = np.array([[np.sum((b_arr == 1) & (a_arr == 1)), np.sum((b_arr == 1) & (a_arr == 0))],
                       [np.sum((b_arr == 0) & (a_arr == 1)), np.sum((b_arr == 0) & (a_arr == 0))]])
     to_wrong, to_right = int(table[0, 1]), int(table[1, 0])
     use_exact = (to_wrong + to_right) < 25 if exact is None else exact
     context = {"n_correct_to_wrong": to_wrong, "n_wrong_to_correct": to_right, "ci_level": ci_level, **res.context()}
-    if n == 0:
-        return tidy_frame([result_row("accuracy_change", np.nan, n=0, method="McNemar",
-                                      note="no items with both values", **context)])
     result = mcnemar(table, exact=use_exact, correction=correction)
     estimate = (to_right - to_wrong) / n
     se = np.sqrt(max(0.0, to_wrong + to_right - (to_right - to_wrong) ** 2 / n)) / n

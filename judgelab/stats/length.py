@@ -20,7 +20,7 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import special
 
-from judgelab.stats._inputs import resolve
+from judgelab.stats._inputs import StatsInputError, resolve
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Seed
 from judgelab.stats.correlation import CorrelationMethod, correlation_row
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
@@ -37,12 +37,12 @@ def _win_outcome(values: np.ndarray) -> np.ndarray:
         if isinstance(v, str):
             key = v.strip().upper()
             if key not in _LABELS:
-                raise ValueError(f"win label {v!r} is not one of A, B, TIE (or 1, 0, 0.5)")
+                raise StatsInputError(f"win label {v!r} is not one of A, B, TIE (or 1, 0, 0.5)")
             out[i] = _LABELS[key]
         else:
             out[i] = float(v)
     if not np.isin(out, (0.0, 0.5, 1.0)).all():
-        raise ValueError("win must be 1 (A wins), 0 (B wins) or 0.5 (tie)")
+        raise StatsInputError("win must be 1 (A wins), 0 (B wins) or 0.5 (tie)")
     return out
 
 

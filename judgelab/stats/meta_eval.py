@@ -19,7 +19,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgelab.stats._inputs import Resolved, resolve
+from judgelab.stats._inputs import (
+    Aggregate,
+    DuplicateRatingsError,
+    Resolved,
+    check_aggregate,
+    names_judges,
+    resolve,
+)
 from judgelab.stats.bootstrap import (
     DEFAULT_RESAMPLES,
     BootstrapResult,
@@ -30,6 +37,7 @@ from judgelab.stats.bootstrap import (
     rowwise_pearson,
 )
 from judgelab.stats.correlation import CorrelationMethod, correlate, correlation_row, metric_name
+from judgelab.stats.pairing import aggregate_duplicates, describe_duplicates
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["group_level_correlation", "meta_evaluation", "per_group_correlations", "system_level_correlation",
@@ -69,13 +77,15 @@ def group_level_correlation(
     data: pd.DataFrame | None = None,
     method: CorrelationMethod = "spearman",
     variant: str = "b",
+    aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Correlate within each group, skip groups where either side is constant (or n < 2), average.
 
     The CI resamples groups (their correlations are the units being averaged); no p-value.
+    ``aggregate``: as in :func:`judgelab.stats.correlation`.
     """
-    res = resolve(data, {"x": x, "y": y}, labels={"group": group})
+    res = resolve(data, {"x": x, "y": y}, labels={"group": group}, aggregate=_on_judges(data, x, y, aggregate))
     per_group = _per_group(res, method, variant)
     values = per_group.loc[~per_group["skipped"], "estimate"].to_numpy()
     boot = bootstrap(mean_statistic(values), len(values), n_resamples=n_resamples, ci_level=ci_level,
@@ -84,7 +94,7 @@ def group_level_correlation(
     row = result_row(
         f"group_mean_{metric_name(method, variant)}", float(values.mean()) if len(values) else np.nan,
         n=len(values), method=f"mean of within-group {method} correlations over groups where both sides vary; "
-        f"CI: {boot.method} over groups", note=join_notes(note, boot.note), **boot.fields(),
+        f"CI: {boot.method} over groups", note=join_notes(note, res.note, boot.note), **boot.fields(),
         n_groups_used=len(values), n_groups_skipped=int(per_group["skipped"].sum()), n_rows=res.n, **res.context())
     return tidy_frame([row])
 
@@ -110,25 +120,45 @@ class _SystemMeans:
                          return_distribution=False, **boot_kwargs)
 
 
-def _system_means(x: Any, y: Any, system: Any, item: Any, data: pd.DataFrame | None) -> _SystemMeans:
+def _on_judges(data: pd.DataFrame | None, x: Any, y: Any, aggregate: Aggregate) -> Aggregate:
+    """``aggregate`` for pairing judges of a table; None when x and y are columns (it then merges only
+    the rows of one item and system)."""
+    return aggregate if names_judges(data, {"x": x, "y": y}) else None
+
+
+def _system_means(x: Any, y: Any, system: Any, item: Any, data: pd.DataFrame | None,
+                  aggregate: Aggregate = None) -> _SystemMeans:
+    check_aggregate(aggregate)
     labels = {"system": system} if item is None else {"system": system, "item": item}
-    res = resolve(data, {"x": x, "y": y}, labels=labels)
-    mx, my, systems = _item_system_matrices(res.values["x"], res.values["y"], res.labels["system"],
-                                            res.labels.get("item"))
+    res = resolve(data, {"x": x, "y": y}, labels=labels, aggregate=_on_judges(data, x, y, aggregate))
+    mx, my, systems, n_merged = _item_system_matrices(res.values["x"], res.values["y"], res.labels["system"],
+                                                      res.labels.get("item"), aggregate)
+    res.aggregate = aggregate
+    res.n_rows_merged += n_merged
     return _SystemMeans(res, mx, my, systems, "items" if item is not None else "rows")
 
 
 def _item_system_matrices(
-    x: np.ndarray, y: np.ndarray, system: np.ndarray, item: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray, list[Any]]:
-    """(items x systems) sums-ready matrices of x and y (NaN where absent); one pseudo-item per row if no item."""
+    x: np.ndarray, y: np.ndarray, system: np.ndarray, item: np.ndarray | None, aggregate: Aggregate = None,
+) -> tuple[np.ndarray, np.ndarray, list[Any], int]:
+    """(items x systems) matrices of x and y (NaN where absent), one pseudo-item per row if no item, and the
+    rows merged. Several rows for one item and system are an error unless ``aggregate`` merges them."""
     frame = pd.DataFrame({"x": x, "y": y, "system": system,
                           "item": item if item is not None else np.arange(len(x))})
-    if frame.duplicated(subset=["item", "system"]).any():
-        frame = frame.groupby(["item", "system"], sort=True, as_index=False)[["x", "y"]].mean()
+    n_merged = 0
+    dup = frame.duplicated(subset=["item", "system"], keep=False)
+    if dup.any() and aggregate is None:
+        raise DuplicateRatingsError(
+            f"system means need one row per item and system: {describe_duplicates(frame[dup], ['item', 'system'])}"
+            "; filter the rows (e.g. one criterion) or merge them with aggregate='mean' | 'median' | 'first'")
+    if dup.any():
+        merged_x, n_merged = aggregate_duplicates(frame, ["item", "system"], "x", aggregate)
+        merged_y, _ = aggregate_duplicates(frame, ["item", "system"], "y", aggregate)
+        frame = merged_x.drop(columns="n_rows_merged").merge(merged_y.drop(columns="n_rows_merged"),
+                                                             on=["item", "system"])
     wide_x = frame.pivot(index="item", columns="system", values="x")
     wide_y = frame.pivot(index="item", columns="system", values="y").reindex_like(wide_x)
-    return wide_x.to_numpy(dtype=float), wide_y.to_numpy(dtype=float), list(wide_x.columns)
+    return wide_x.to_numpy(dtype=float), wide_y.to_numpy(dtype=float), list(wide_x.columns), n_merged
 
 
 def _system_means_statistic(mx: np.ndarray, my: np.ndarray, reduce: Any) -> Any:
@@ -173,20 +203,23 @@ def system_level_correlation(
     data: pd.DataFrame | None = None,
     method: CorrelationMethod = "spearman",
     variant: str = "b",
+    aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Correlation of per-system mean scores (judge ``x`` vs human ``y``), p from scipy over systems.
 
     With ``item`` the CI resamples items (each carrying all its systems' rows); without it, rows.
+    Several rows for one item and system (several criteria, repeats) are an error unless
+    ``aggregate`` ("mean", "median", "first") merges them first.
     """
-    sm = _system_means(x, y, system, item, data)
+    sm = _system_means(x, y, system, item, data, aggregate)
     estimate, p_value, note = correlate(*sm.means, method, variant)
     boot = sm.bootstrap(_rowwise_correlation(method, variant),
                         dict(n_resamples=n_resamples, ci_level=ci_level, interval=interval, seed=seed))
     row = result_row(
         f"system_{metric_name(method, variant)}", estimate, n=len(sm.systems), p_value=p_value,
         method=f"{method} correlation of per-system means ({len(sm.systems)} systems), p over systems; "
-        f"CI: {boot.method} over {sm.unit}", note=join_notes(note, boot.note), **boot.fields(),
+        f"CI: {boot.method} over {sm.unit}", note=join_notes(note, sm.res.note, boot.note), **boot.fields(),
         n_systems=len(sm.systems), n_items=sm.mx.shape[0], n_rows=sm.res.n, **sm.res.context())
     return tidy_frame([row])
 
@@ -198,14 +231,16 @@ def system_pair_accuracy(
     *,
     item: Any = None,
     data: pd.DataFrame | None = None,
+    aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Share of system pairs that judge means (``x``) and human means (``y``) order the same way.
 
     A pair counts as agreeing when the signs of the two mean differences match (so a tie agrees
     only with a tie). CI by bootstrap over items (or rows); no p-value (pairs are not independent).
+    ``aggregate``: as in :func:`system_level_correlation`.
     """
-    sm = _system_means(x, y, system, item, data)
+    sm = _system_means(x, y, system, item, data, aggregate)
     n_pairs = len(sm.systems) * (len(sm.systems) - 1) // 2
     note = "" if n_pairs else "fewer than 2 systems: no pairs"
     means_x, means_y = sm.means
@@ -215,7 +250,7 @@ def system_pair_accuracy(
     row = result_row(
         "system_pair_accuracy", estimate, n=n_pairs,
         method=f"share of {n_pairs} system pairs with the same sign of mean difference (tie agrees only with tie); "
-        f"CI: {boot.method} over {sm.unit}", note=join_notes(note, boot.note) if n_pairs else note,
+        f"CI: {boot.method} over {sm.unit}", note=join_notes(note, sm.res.note, boot.note if n_pairs else ""),
         **boot.fields(), n_systems=len(sm.systems), n_items=sm.mx.shape[0], **sm.res.context())
     return tidy_frame([row])
 
@@ -230,19 +265,25 @@ def meta_evaluation(
     item: Any = None,
     method: CorrelationMethod = "spearman",
     variant: str = "b",
+    aggregate: Aggregate = None,
     n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
-    """Every level the inputs allow, one row each: pooled (clustered by ``group`` if given), group, system, pairs."""
+    """Every level the inputs allow, one row each: pooled (clustered by ``group`` if given), group, system, pairs.
+
+    ``aggregate`` merges a judge's duplicate rows on a judgments table and, at the system levels,
+    several rows of one item and system (see :func:`system_level_correlation`).
+    """
     common: dict[str, Any] = dict(n_resamples=n_resamples, ci_level=ci_level, seed=seed)
-    res = resolve(data, {"x": x, "y": y}, cluster=group)
+    res = resolve(data, {"x": x, "y": y}, cluster=group, aggregate=_on_judges(data, x, y, aggregate))
     frames = [tidy_frame([correlation_row(res, method, variant=variant, level="pooled", **common)])]
     if group is not None:
-        frames.append(group_level_correlation(x, y, group, data=data, method=method, variant=variant, **common)
-                      .assign(level="group"))
+        frames.append(group_level_correlation(x, y, group, data=data, method=method, variant=variant,
+                                              aggregate=aggregate, **common).assign(level="group"))
     if system is not None:
         frames.append(system_level_correlation(x, y, system, item=item, data=data, method=method, variant=variant,
-                                               **common).assign(level="system"))
-        frames.append(system_pair_accuracy(x, y, system, item=item, data=data, **common).assign(level="system_pairs"))
+                                               aggregate=aggregate, **common).assign(level="system"))
+        frames.append(system_pair_accuracy(x, y, system, item=item, data=data, aggregate=aggregate, **common)
+                      .assign(level="system_pairs"))
     combined = pd.concat(frames, ignore_index=True)
     ordered = [c for c in combined.columns if c != "note"] + ["note"]
     return combined[ordered].assign(note=combined["note"].fillna(""))

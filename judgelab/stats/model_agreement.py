@@ -16,12 +16,25 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from judgelab.judgments import is_scored
-from judgelab.stats._inputs import resolve
+from judgelab.stats._inputs import (
+    Aggregate,
+    DuplicateRatingsError,
+    EmptyInputError,
+    StatsInputError,
+    check_aggregate,
+    check_scored_judges,
+    drop_unscored,
+    resolve,
+)
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Seed
-from judgelab.stats.correlation import CorrelationMethod, correlation_row
-from judgelab.stats.pairing import is_judgments_table
-from judgelab.stats.tidy import tidy_frame
+from judgelab.stats.correlation import CorrelationMethod, correlation_row, metric_name
+from judgelab.stats.pairing import (
+    MERGED_COLUMN,
+    aggregate_duplicates,
+    describe_duplicates,
+    is_judgments_table,
+)
+from judgelab.stats.tidy import result_row, tidy_frame
 
 __all__ = ["AGREEMENT_THRESHOLDS", "THREE_LEVEL_THRESHOLDS", "agreement_label", "agreement_matrix",
            "agreement_matrix_wide", "describe_thresholds"]
@@ -60,30 +73,46 @@ def agreement_matrix(
     value: str = "score",
     method: CorrelationMethod = "spearman",
     thresholds: Sequence[tuple[float, str]] = AGREEMENT_THRESHOLDS,
+    aggregate: Aggregate = None,
     n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """One row per judge pair: rho on the items both scored, p-value, bootstrap CI, n and band label.
 
     ``data`` is long (item, judge, value); a judgments table is paired on item x criterion x side
-    with only status "ok" rows. Use :func:`agreement_matrix_wide` for the square matrix.
+    with only status "ok" rows. Use :func:`agreement_matrix_wide` for the square matrix. A judge
+    with several scored rows for one key is an error unless ``aggregate`` ("mean", "median",
+    "first") merges them.
     """
+    check_aggregate(aggregate)
     table = is_judgments_table(data) and judge == "judge"
     if not table:
         keys = [item] if isinstance(item, str) else list(item)
         for col in [*keys, judge, value]:
             if col not in data.columns:
-                raise ValueError(f"column {col!r} is not in the data frame")
+                raise StatsInputError(f"column {col!r} is not in the data frame (its columns: {list(data.columns)})")
     names = list(judges) if judges is not None else sorted(data[judge].dropna().astype(str).unique())
     if len(names) < 2:
-        raise ValueError(f"agreement_matrix needs at least 2 judges, got {names}")
+        raise StatsInputError(f"agreement_matrix needs at least 2 judges, got {names}")
+    known = set(data[judge].dropna().astype(str))
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise StatsInputError(f"judge(s) {unknown} have no rows in the data; its judges: {sorted(known)}")
+    check_scored_judges(data, names, judge)
     bands = describe_thresholds(thresholds)
     out = []
     for a, b in combinations(names, 2):
-        if table:  # resolve pairs the two judges on item x criterion x side, "ok" rows only
-            res = resolve(data, {"x": a, "y": b}, table_value=value)
-        else:
-            wide, n_unscored = _pair_long(data, keys, judge, value, a, b)
-            res = resolve(wide, {"x": a, "y": b}, n_unscored_excluded=n_unscored)
+        try:
+            if table:  # resolve pairs the two judges on item x criterion x side, "ok" rows only
+                res = resolve(data, {"x": a, "y": b}, table_value=value, aggregate=aggregate)
+            else:
+                wide, n_unscored, n_merged = _pair_long(data, keys, judge, value, a, b, aggregate)
+                res = resolve(wide, {"x": a, "y": b}, n_unscored_excluded=n_unscored)
+                res.aggregate, res.n_rows_merged = aggregate, n_merged
+        except EmptyInputError as exc:  # one pair without shared scored items must not sink the matrix
+            out.append(result_row(metric_name(method), np.nan, n=0, method=f"{method} on shared scored items",
+                                  note=f"no estimate: {exc}", judge_a=a, judge_b=b, label="",
+                                  label_thresholds=bands))
+            continue
         row = correlation_row(res, method, n_resamples=n_resamples, ci_level=ci_level, seed=seed,
                               judge_a=a, judge_b=b)
         row["label"] = agreement_label(row["estimate"], thresholds)
@@ -106,18 +135,23 @@ def agreement_matrix_wide(result: pd.DataFrame, column: str = "estimate") -> pd.
     return matrix
 
 
-def _pair_long(data: pd.DataFrame, keys: list[str], judge: str, value: str, a: str,
-               b: str) -> tuple[pd.DataFrame, int | None]:
-    """Two judges side by side on shared keys, and how many unscored rows were left out.
+def _pair_long(data: pd.DataFrame, keys: list[str], judge: str, value: str, a: str, b: str,
+               aggregate: Aggregate) -> tuple[pd.DataFrame, int | None, int]:
+    """Two judges side by side on shared keys, how many unscored rows were left out and how many merged.
 
     Only "ok" rows are used when a status column exists (else the count is None).
     """
-    rows = data[data[judge].isin([a, b])]
-    n_unscored = None
-    if "status" in rows.columns:
-        ok = is_scored(rows)
-        n_unscored, rows = int((~ok).sum()), rows[ok]
-    if rows.duplicated(subset=[*keys, judge]).any():
-        raise ValueError(f"judges {a!r}/{b!r} have several rows per {keys}; aggregate or filter first")
+    rows, n_unscored = drop_unscored(data[data[judge].isin([a, b])])
+    n_merged = 0
+    if aggregate is None:
+        dup = rows.duplicated(subset=[*keys, judge], keep=False)
+        if dup.any():
+            raise DuplicateRatingsError(
+                f"agreement_matrix needs one {value!r} per judge and {keys}: "
+                f"{describe_duplicates(rows[dup], [*keys, judge])}; filter the rows or merge them with "
+                "aggregate='mean' | 'median' | 'first'")
+    else:
+        rows, n_merged = aggregate_duplicates(rows, [*keys, judge], value, aggregate)
+        rows = rows.drop(columns=MERGED_COLUMN)
     wide = rows.pivot(index=keys, columns=judge, values=value).reindex(columns=[a, b]).reset_index()
-    return wide, n_unscored
+    return wide, n_unscored, n_merged

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.judgments import is_scored
+from judgelab.stats._inputs import StatsInputError
 from judgelab.stats.agreement import cohen_kappa
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap
 from judgelab.stats.krippendorff import krippendorff_alpha
@@ -47,7 +48,7 @@ def member_agreement(table: pd.DataFrame, judges: Sequence[str], *, level: str |
     """
     judges = list(judges)
     if len(judges) < 2:
-        raise ValueError("member agreement needs at least two judges")
+        raise StatsInputError("member agreement needs at least two judges")
     rows = _units(table, judges)
     value = _value_column(rows)
     level = level or ("nominal" if value == "winner" else "interval")
@@ -80,26 +81,26 @@ def panel_vs_best_member(table: pd.DataFrame, *, gold: str = "human", members: S
     """
     judges = set(table["judge"].dropna().astype(str))
     if gold not in judges:
-        raise ValueError(f"no rows of gold judge {gold!r} in the table")
+        raise StatsInputError(f"no rows of gold judge {gold!r} in the table")
     panel_judge = panel_judge or next((j for j in sorted(judges) if j.startswith("panel:")), None)
     if panel_judge is None or panel_judge not in judges:
-        raise ValueError("no panel rows in the table; name them with panel_judge=")
+        raise StatsInputError("no panel rows in the table; name them with panel_judge=")
     members = list(members) if members is not None else sorted(
         j for j in judges if j not in (gold, panel_judge) and not j.startswith(("panel:", "human", "gold")))
     if not members:
-        raise ValueError("no member judges to compare with")
+        raise StatsInputError("no member judges to compare with")
     rows = table if condition is None else table[table["condition"].isin([condition])]
     gold_rows = table[(table["judge"] == gold) & is_scored(table)]
     value = _value_column(gold_rows)
     keys = ["item_id", "criterion", "side"]
     truth = gold_rows.drop_duplicates(keys).set_index(keys)[value]
     if truth.empty:
-        raise ValueError(f"gold judge {gold!r} has no scored labels")
+        raise StatsInputError(f"gold judge {gold!r} has no scored labels")
     scores: dict[str, np.ndarray] = {}
     for judge in [*members, panel_judge]:
         part = rows[rows["judge"] == judge]
         if part.duplicated(keys).any():
-            raise ValueError(f"judge {judge!r} has several rows per item; pick one condition and repeat")
+            raise StatsInputError(f"judge {judge!r} has several rows per item; pick one condition and repeat")
         mine = part.set_index(keys)
         verdict = mine[value].where(is_scored(mine)).reindex(truth.index)
         if metric == "match":
@@ -109,7 +110,7 @@ def panel_vs_best_member(table: pd.DataFrame, *, gold: str = "human", members: S
             diff = -np.abs(verdict.astype(float).to_numpy() - truth.astype(float).to_numpy())
             scores[judge] = diff
         else:
-            raise ValueError(f"metric must be 'match' or 'abs_error', not {metric!r}")
+            raise StatsInputError(f"metric must be 'match' or 'abs_error', not {metric!r}")
     usable = np.all([np.isfinite(s) for s in scores.values()], axis=0)
     n_dropped = int((~usable).sum())
     scores = {j: s[usable] for j, s in scores.items()}

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from judgelab.stats._inputs import StatsInputError
 from judgelab.stats.correlation import Alternative
 from judgelab.stats.tidy import result_row, tidy_frame
 
@@ -29,7 +30,7 @@ def _alpha_z(alpha: float, alternative: Alternative) -> float:
 
 def _check(alpha: float, power: float) -> None:
     if not 0 < alpha < 1 or not 0 < power < 1:
-        raise ValueError(f"alpha and power must lie in (0, 1), got alpha={alpha}, power={power}")
+        raise StatsInputError(f"alpha and power must lie in (0, 1), got alpha={alpha}, power={power}")
 
 
 def _exact_binomial_power(ns: np.ndarray, rate: float, null_rate: float, alpha: float,
@@ -61,9 +62,9 @@ def n_for_flip_rate(
     """
     _check(alpha, power)
     if not (0 < rate < 1 and 0 < null_rate < 1) or rate == null_rate:
-        raise ValueError(f"rate and null_rate must differ and lie in (0, 1), got {rate} and {null_rate}")
+        raise StatsInputError(f"rate and null_rate must differ and lie in (0, 1), got {rate} and {null_rate}")
     if alternative == "greater" and rate < null_rate or alternative == "less" and rate > null_rate:
-        raise ValueError(f"alternative={alternative!r} cannot detect rate {rate} against null {null_rate}")
+        raise StatsInputError(f"alternative={alternative!r} cannot detect rate {rate} against null {null_rate}")
     ns = np.arange(1, max_n + 1)
     achieved = _exact_binomial_power(ns, rate, null_rate, alpha, alternative)
     reached = achieved >= power
@@ -100,9 +101,9 @@ def n_for_kappa(
     """Items needed to show Cohen's kappa exceeds ``null_kappa`` when it is ``kappa`` (z-test, large sample)."""
     _check(alpha, power)
     if not 0 < prevalence < 1:
-        raise ValueError(f"prevalence must lie in (0, 1), got {prevalence}")
+        raise StatsInputError(f"prevalence must lie in (0, 1), got {prevalence}")
     if kappa == null_kappa:
-        raise ValueError("kappa and null_kappa must differ")
+        raise StatsInputError("kappa and null_kappa must differ")
     v0, v1 = kappa_variance_factor(null_kappa, prevalence), kappa_variance_factor(kappa, prevalence)
     z_a, z_b = _alpha_z(alpha, alternative), _z(power)
     n = int(np.ceil(((z_a * np.sqrt(v0) + z_b * np.sqrt(v1)) / (kappa - null_kappa)) ** 2))
@@ -123,7 +124,7 @@ def n_for_correlation(
     """Items needed to detect a correlation ``r`` against ``null_r`` (Fisher z, n - 3 variance)."""
     _check(alpha, power)
     if r == null_r or max(abs(r), abs(null_r)) >= 1:
-        raise ValueError(f"r and null_r must differ and lie in (-1, 1), got {r} and {null_r}")
+        raise StatsInputError(f"r and null_r must differ and lie in (-1, 1), got {r} and {null_r}")
     effect = np.arctanh(r) - np.arctanh(null_r)
     n = int(np.ceil(((_alpha_z(alpha, alternative) + _z(power)) / effect) ** 2 + 3))
     return tidy_frame([result_row(
@@ -147,7 +148,7 @@ def n_for_correlation_difference(
     """
     _check(alpha, power)
     if r1 == r2 or max(abs(r1), abs(r2)) >= 1:
-        raise ValueError(f"r1 and r2 must differ and lie in (-1, 1), got {r1} and {r2}")
+        raise StatsInputError(f"r1 and r2 must differ and lie in (-1, 1), got {r1} and {r2}")
     effect = np.arctanh(r1) - np.arctanh(r2)
     factor = 2.0
     design = "independent samples (n items for each judge)"

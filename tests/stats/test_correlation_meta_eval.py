@@ -9,6 +9,8 @@ from scipy import stats
 
 from judgelab.judgments import make_table
 from judgelab.stats import (
+    DuplicateRatingsError,
+    StatsInputError,
     correlation,
     group_level_correlation,
     kendall,
@@ -103,9 +105,9 @@ def test_judgments_table_input_uses_only_ok_rows_and_reports_exclusions() -> Non
 def test_pair_judges_rejects_duplicate_keys_and_unknown_judges() -> None:
     table = _summary_table()
     doubled = make_table(pd.concat([table, table.assign(run_id="r2")], ignore_index=True))
-    with pytest.raises(ValueError, match="sharing a key"):
+    with pytest.raises(DuplicateRatingsError, match=r"159 \(item_id, criterion, side\) key\(s\).*differ in run_id"):
         pair_judges(doubled, ["gpt", "human"])
-    with pytest.raises(ValueError, match="no rows"):
+    with pytest.raises(StatsInputError, match=r"\['claude'\] have no rows.*'gpt', 'human'"):
         pair_judges(table, ["claude", "human"])
 
 
