@@ -12,6 +12,14 @@ strong judge on everything (and accuracy against gold, when there is gold).
 ``escalate_when``: a number t (escalate when confidence < t), ``"inconsistent"`` (the two orders
 disagree), ``"tie"`` (the cheap verdict is TIE), or a function of the consolidated cheap rows
 returning a boolean per row. An unscored cheap verdict is always escalated.
+
+Escalation with a guarantee: ``judgelab.cascade(cheap, strong, guarantee=(alpha, delta))`` plus
+``.calibrate(labelled_table)``, or :func:`calibrate_cascade` and :func:`apply_cascade` on tables,
+choose the confidence thresholds by Learn-then-Test (:func:`judgelab.stats.ltt_cascade`) so that, with
+probability at least 1 − delta over the calibration items, the judges' verdicts on the items they keep
+agree with gold at least 1 − alpha of the time; the rest go to humans (``CascadeResult.to_human``, a
+review queue ready for :func:`judgelab.ensembles.review.import_review`). The report gives the share
+kept by each judge, the share sent to humans, and the agreement on kept items where gold is known.
 """
 
 from __future__ import annotations
@@ -28,20 +36,27 @@ from judgelab.engine.items import read_items
 from judgelab.engine.runner import run
 from judgelab.ensembles.confidence import POSITION_CONDITION, position_consistency
 from judgelab.ensembles.panels import Panel
+from judgelab.errors import ConfigError
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap, mean_statistic
+from judgelab.stats.ltt import CascadeCalibration, cascade_decisions, ltt_cascade
 from judgelab.stats.tidy import result_row, tidy_frame
 
-__all__ = ["SWAP_CONDITIONS", "Cascade", "CascadeResult", "EscalateWhen", "cascade", "cascade_from_tables",
-           "cascade_report", "cascade_rows", "consolidated", "escalation_mask"]
+__all__ = ["HUMAN_TIER", "SWAP_CONDITIONS", "Cascade", "CascadeResult", "EscalateWhen", "EscalationRule", "apply_cascade",
+           "calibrate_cascade", "cascade", "cascade_from_tables", "cascade_report", "cascade_rows", "consolidated",
+           "escalation_mask", "tier_verdicts"]
 
 EscalateWhen = float | str | Callable[[pd.DataFrame], Sequence[bool] | np.ndarray | pd.Series]
 SWAP_CONDITIONS = ("original", "swapped")  # the two presentation orders a verdict is consolidated from
+
+
+HUMAN_TIER = "human"  # the last tier of a guaranteed cascade: items no judge keeps
 
 
 @dataclass
 class CascadeResult:
     table: pd.DataFrame  # cheap rows, strong rows, their consolidated rows, and the cascade's rows
     report: pd.DataFrame  # tidy: escalation rate, calls, USD, agreement with strong-on-everything, accuracy
+    to_human: pd.DataFrame | None = None  # guaranteed cascades: the review queue of items no judge kept
 
 
 def _judge_name(judge: Any) -> str:
@@ -213,15 +228,196 @@ def cascade_from_tables(table: pd.DataFrame, cheap: str, strong: str, *, escalat
     return CascadeResult(table=final, report=report)
 
 
+def _verdict(row: pd.Series) -> Any:
+    for col in ("winner", "verdict", "score"):
+        if pd.notna(row[col]):
+            return row[col]
+    return None
+
+
+def tier_verdicts(table: pd.DataFrame, tiers: Sequence[str], *, gold: str | Mapping[str, Any] | None = "gold",
+                  conditions: tuple[str, str] = SWAP_CONDITIONS) -> pd.DataFrame:
+    """One row per item: each tier's consolidated verdict and confidence, and (with gold) whether it is right.
+
+    Columns ``item_id``, ``<tier>|verdict``, ``<tier>|confidence`` (NaN for an unscored verdict: it is
+    never kept), ``<tier>|correct`` and ``gold``. Items missing from a tier get NaN confidence.
+    """
+    if not tiers:
+        raise ConfigError("give at least one judge tier")
+    out: pd.DataFrame | None = None
+    for tier in tiers:
+        rows = consolidated(table, tier, conditions)
+        ok = judgments.is_scored(rows)
+        part = pd.DataFrame({"item_id": rows["item_id"].astype(str),
+                             f"{tier}|verdict": [(_verdict(r) if k else None) for (_, r), k in zip(rows.iterrows(), ok,
+                                                                                               strict=True)],
+                             f"{tier}|confidence": rows["confidence"].astype(float).where(ok.to_numpy())})
+        if part["item_id"].duplicated().any():
+            raise ConfigError(f"judge {tier!r} has several consolidated verdicts for one item; filter to one "
+                              "criterion and repeat first")
+        out = part if out is None else out.merge(part, on="item_id", how="outer")
+    assert out is not None
+    if gold is not None:
+        if isinstance(gold, str):
+            rows = table[(table["judge"] == gold) & judgments.is_scored(table)]
+            if rows.empty:
+                raise ConfigError(f"no scored rows of gold {gold!r} in the table")
+            labels = {str(r["item_id"]): _verdict(r) for _, r in rows.iterrows()}
+        else:
+            labels = {str(k): v for k, v in dict(gold).items()}
+        out["gold"] = out["item_id"].map(labels)
+        for tier in tiers:
+            out[f"{tier}|correct"] = [isinstance(g, str | int | float) and v is not None and v == g
+                                      for v, g in zip(out[f"{tier}|verdict"], out["gold"], strict=True)]
+    return out.sort_values("item_id").reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class EscalationRule:
+    """Certified confidence thresholds for a cascade of judges (keep at the first tier that reaches its own)."""
+
+    tiers: tuple[str, ...]
+    calibration: CascadeCalibration
+
+    @property
+    def thresholds(self) -> dict[str, float]:
+        return dict(zip(self.tiers, self.calibration.thresholds, strict=True))
+
+    def report(self) -> pd.DataFrame:
+        """The guarantee and what it costs on the calibration items, as a tidy frame."""
+        return tidy_frame(self.report_rows())
+
+    def report_rows(self) -> list[dict[str, Any]]:
+        """The rows of :meth:`report`."""
+        cal = self.calibration
+        n = cal.n_calibration
+        ltt = (f"Learn-then-Test over confidence thresholds (fixed sequence; Bonferroni over the later tiers' grid), "
+               f"exact binomial p-values; calibration on {n} labelled items")
+        note = "" if cal.certified else ("no threshold could be certified: every item goes to humans (label more "
+                                         "calibration items, or relax alpha/delta)")
+        rows = [result_row("guaranteed_agreement", 1 - cal.alpha, n=n, method=f"{ltt}: with probability >= "
+                           f"{1 - cal.delta:g}, agreement with gold on the kept items >= {1 - cal.alpha:g}",
+                           alpha=cal.alpha, delta=cal.delta, certified=cal.certified, note=note,
+                           **{f"threshold|{t}": v for t, v in self.thresholds.items()}),
+                result_row("coverage", cal.coverage, n=n, method="share of calibration items the judges keep"),
+                result_row("calibration_agreement_on_kept", 1 - cal.risk if cal.n_kept else np.nan, n=cal.n_kept,
+                           method="agreement with gold on the kept calibration items")]
+        for tier, kept in zip(self.tiers, cal.kept_per_tier, strict=True):
+            rows.append(result_row(f"kept_by|{tier}", kept / n if n else np.nan, n=n,
+                                   method=f"share of calibration items {tier} keeps"))
+        rows.append(result_row("to_human_rate", cal.to_human, n=n, method="share of calibration items no judge keeps"))
+        return rows
+
+
+def calibrate_cascade(table: pd.DataFrame, tiers: Sequence[str], *, alpha: float, delta: float,
+                      gold: str | Mapping[str, Any] = "gold", conditions: tuple[str, str] = SWAP_CONDITIONS,
+                      items: Sequence[str] | None = None, max_levels: int = 8) -> EscalationRule:
+    """Certified thresholds for ``tiers`` (cheap first) from labelled calibration items (``items``: a subset).
+
+    Every tier must have judged every calibration item (a replay of released verdicts, or a calibration
+    run); the confidence is each tier's consolidated ``confidence`` (position consistency, votes,
+    repeats or logprob mass). Items without gold are not calibration items.
+    """
+    frame = tier_verdicts(table, tiers, gold=gold, conditions=conditions)
+    frame = frame[frame["gold"].notna()]
+    if items is not None:
+        frame = frame[frame["item_id"].isin(set(map(str, items)))]
+    if frame.empty:
+        raise ConfigError("no calibration item has a gold label and a verdict of every tier")
+    cal = ltt_cascade([frame[f"{t}|confidence"].to_numpy() for t in tiers],
+                      [frame[f"{t}|correct"].to_numpy(dtype=bool) for t in tiers], alpha=alpha, delta=delta,
+                      max_levels=max_levels)
+    return EscalationRule(tuple(tiers), cal)
+
+
+def apply_cascade(table: pd.DataFrame, rule: EscalationRule, *, gold: str | Mapping[str, Any] | None = "gold",
+                  conditions: tuple[str, str] = SWAP_CONDITIONS, items: Sequence[str] | None = None,
+                  item_fields: pd.DataFrame | None = None, n_resamples: int = DEFAULT_RESAMPLES,
+                  seed: int = 0) -> CascadeResult:
+    """Replay a certified cascade on tables where every tier judged every item (``items``: a subset).
+
+    The table of the result holds the kept verdicts as judge ``"cascade:<tier>->...->human"`` rows (detail
+    names the tier); ``to_human`` is the review queue of the other items. The report adds, where gold is
+    known on these items, the agreement on kept items (with a bootstrap interval) to the rule's report.
+    """
+    use_gold = gold if gold is not None and (not isinstance(gold, str) or (table["judge"] == gold).any()) else None
+    frame = tier_verdicts(table, rule.tiers, gold=use_gold, conditions=conditions)
+    if items is not None:
+        frame = frame[frame["item_id"].isin(set(map(str, items)))].reset_index(drop=True)
+    confs = [frame[f"{t}|confidence"].to_numpy(dtype=float) for t in rule.tiers]
+    tier = cascade_decisions(confs, rule.calibration.thresholds)
+    name = "cascade:" + "->".join([*rule.tiers, HUMAN_TIER])
+    kept = tier >= 0
+    rows = []
+    for i in np.flatnonzero(kept):
+        who = rule.tiers[tier[i]]
+        verdict = frame.at[i, f"{who}|verdict"]
+        is_label = isinstance(verdict, str)
+        rows.append({"run_id": name, "item_id": frame.at[i, "item_id"], "rubric": "cascade", "criterion": "overall",
+                     "judge": name, "condition": "original", "repeat": 0, "status": judgments.OK,
+                     "winner": verdict if is_label and verdict in ("A", "B", "TIE") else None,
+                     "verdict": verdict if is_label else None, "score": None if is_label else verdict,
+                     "confidence": frame.at[i, f"{who}|confidence"],
+                     "detail": {"tier": who, "threshold": rule.thresholds[who]}, "created_at": pd.Timestamp.now(tz="UTC")})
+    final = judgments.make_table(rows) if rows else judgments.empty_table()
+    n = len(frame)
+    extra = [*rule.report_rows(), result_row("applied_coverage", kept.mean() if n else np.nan, n=n,
+                        method="share of these items the judges keep"),
+             result_row("applied_to_human_rate", 1 - kept.mean() if n else np.nan, n=n,
+                        method="share of these items sent to humans", n_to_human=int((~kept).sum()))]
+    for k, t in enumerate(rule.tiers):
+        extra.append(result_row(f"applied_kept_by|{t}", float((tier == k).mean()) if n else np.nan, n=n,
+                                method=f"share of these items {t} keeps"))
+    if "gold" in frame.columns and kept.any():
+        known = kept & frame["gold"].notna().to_numpy()
+        right = np.array([frame.at[i, f"{rule.tiers[tier[i]]}|correct"] for i in np.flatnonzero(known)], dtype=float)
+        if len(right):
+            b = bootstrap(mean_statistic(right), len(right), n_resamples=n_resamples, seed=seed,
+                          return_distribution=False)
+            extra.append(result_row("agreement_on_kept", b.estimate, n=len(right), **b.fields(),
+                                    method=f"share of kept verdicts matching gold; CI: {b.method}",
+                                    guaranteed_at_least=1 - rule.calibration.alpha))
+    judged = table[table["judge"].isin(rule.tiers)]
+    human_keys = pd.DataFrame({"item_id": frame.loc[~kept, "item_id"].to_numpy(), "criterion": "overall",
+                               "side": None})
+    from judgelab.ensembles.review import _queue  # the review queue's layout, same subpackage
+
+    judged = judged.assign(item_id=judged["item_id"].astype(str))
+    human_rows = judged[judged["side"].isna()]
+    keys = human_rows.merge(human_keys[["item_id"]], on="item_id")[["item_id", "criterion", "side"]].drop_duplicates()
+    queue = _queue(human_rows, keys, item_fields)
+    return CascadeResult(table=final, report=tidy_frame(extra), to_human=queue)
+
+
 class Cascade:
     """A cheap judge screens every item; a strong judge re-judges the escalated ones (see module docstring)."""
 
     def __init__(self, cheap: Any, strong: Any, *, escalate_when: EscalateWhen = 0.75,
-                 cheap_kwargs: dict[str, Any] | None = None, strong_kwargs: dict[str, Any] | None = None) -> None:
+                 cheap_kwargs: dict[str, Any] | None = None, strong_kwargs: dict[str, Any] | None = None,
+                 guarantee: tuple[float, float] | None = None) -> None:
         _check_rule(escalate_when)
         self.cheap, self.strong, self.escalate_when = cheap, strong, escalate_when
         self.cheap_kwargs, self.strong_kwargs = dict(cheap_kwargs or {}), dict(strong_kwargs or {})
-        self.name = f"cascade:{self._name(cheap)}->{self._name(strong)}"
+        if guarantee is not None and (len(guarantee) != 2 or not all(0 < float(v) < 1 for v in guarantee)):
+            raise ConfigError(f"guarantee must be (alpha, delta), both in (0, 1), not {guarantee!r}")
+        self.guarantee = guarantee
+        self.rule: EscalationRule | None = None
+        suffix = f"->{HUMAN_TIER}" if guarantee else ""
+        self.name = f"cascade:{self._name(cheap)}->{self._name(strong)}{suffix}"
+
+    def calibrate(self, table: pd.DataFrame, *, gold: str | Mapping[str, Any] = "gold",
+                  items: Sequence[str] | None = None, max_levels: int = 8) -> EscalationRule:
+        """Certify the thresholds of a ``guarantee=(alpha, delta)`` cascade on labelled calibration items.
+
+        ``table``: both judges' rows (both orders, or another confidence) and gold rows for the same
+        items, e.g. from a calibration run or released verdicts. The rule is kept for :meth:`run`.
+        """
+        if self.guarantee is None:
+            raise ConfigError("calibrate() certifies a guarantee: create the cascade with guarantee=(alpha, delta)")
+        alpha, delta = self.guarantee
+        self.rule = calibrate_cascade(table, [self._name(self.cheap), self._name(self.strong)], alpha=alpha,
+                                      delta=delta, gold=gold, items=items, max_levels=max_levels)
+        return self.rule
 
     @staticmethod
     def _name(judge: Any) -> str:
@@ -231,11 +427,17 @@ class Cascade:
             gold: Mapping[str, str] | pd.Series | None = None, **run_kwargs: Any) -> CascadeResult:
         """Run the cascade. ``measure_against_strong`` also runs the strong judge on every item (for a
         study: the calls it adds are not part of the cascade's cost). ``gold``: item_id -> winner."""
+        if self.guarantee is not None and self.rule is None:
+            raise ConfigError("this cascade has a guarantee: certify its thresholds with .calibrate(labelled_table) "
+                              "before run()")
         item_df = read_items(items)
         cheap_table = _run_tier(self.cheap, item_df, rubric, swap=swap, **{**run_kwargs, **self.cheap_kwargs})
         cheap_name, strong_name = self._name(self.cheap), self._name(self.strong)
         cheap_v = consolidated(cheap_table, cheap_name)
-        escalate = escalation_mask(cheap_v, self.escalate_when)
+        rule = self.rule
+        escalate = escalation_mask(cheap_v, self.escalate_when if rule is None else
+                                   (lambda v: ~(v["confidence"].astype(float) >= rule.thresholds[cheap_name])
+                                    .to_numpy(dtype=bool)))
         wanted = item_df if measure_against_strong else item_df[item_df["item_id"].isin(set(cheap_v.loc[escalate,
                                                                                                           "item_id"]))]
         strong_table = judgments.empty_table()
@@ -247,15 +449,44 @@ class Cascade:
         report = cascade_report(cheap_table, strong_table, cheap_v, strong_v if measure_against_strong else None,
                                 final, escalate, gold=gold_series,
                                 strong_rows_all=strong_table if measure_against_strong else None)
+        to_human = None
+        if rule is not None:
+            final, report, to_human = self._to_humans(rule, final, report, cheap_table, strong_table, strong_v,
+                                                      escalate, cheap_v, item_df)
         parts = [cheap_table, strong_table, final]
         if POSITION_CONDITION in set(cheap_v["condition"]):
             parts.append(cheap_v)
         if len(strong_v) and POSITION_CONDITION in set(strong_v["condition"]):
             parts.append(strong_v)
         table = judgments.validate(pd.concat([p for p in parts if len(p)], ignore_index=True))
-        return CascadeResult(table=table, report=report)
+        return CascadeResult(table=table, report=report, to_human=to_human)
+
+    def _to_humans(self, rule: EscalationRule, final: pd.DataFrame, report: pd.DataFrame, cheap_table: pd.DataFrame,
+                   strong_table: pd.DataFrame, strong_v: pd.DataFrame, escalate: np.ndarray, cheap_v: pd.DataFrame,
+                   item_df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+        """Send the escalated items the strong judge is not confident about to humans."""
+        from judgelab.ensembles.review import _queue  # the review queue's layout, same subpackage
+
+        strong_name = self._name(self.strong)
+        conf = (strong_v.set_index("item_id")["confidence"].astype(float).where(judgments.is_scored(strong_v).to_numpy())
+                if len(strong_v) else pd.Series(dtype=float))
+        escalated = cheap_v.loc[escalate, "item_id"]
+        human = [i for i in escalated if not conf.get(i, np.nan) >= rule.thresholds[strong_name]]
+        n = len(cheap_v)
+        rows = [*report.to_dict("records"), *rule.report_rows(),
+                result_row("applied_to_human_rate", len(human) / n if n else np.nan, n=n,
+                           method="share of these items sent to humans", n_to_human=len(human))]
+        judged = pd.concat([p for p in (cheap_table, strong_table) if len(p)], ignore_index=True)
+        judged = judged[judged["side"].isna()]
+        keys = judged[judged["item_id"].isin(human)][["item_id", "criterion", "side"]].drop_duplicates()
+        return final[~final["item_id"].isin(human)], tidy_frame(rows), _queue(judged, keys, item_df)
 
 
-def cascade(cheap: Any, strong: Any, *, escalate_when: EscalateWhen = 0.75, **kwargs: Any) -> Cascade:
-    """A :class:`Cascade`; cheap and strong are model names, judge objects or panels."""
-    return Cascade(cheap, strong, escalate_when=escalate_when, **kwargs)
+def cascade(cheap: Any, strong: Any, *, escalate_when: EscalateWhen = 0.75,
+            guarantee: tuple[float, float] | None = None, **kwargs: Any) -> Cascade:
+    """A :class:`Cascade`; cheap and strong are model names, judge objects or panels.
+
+    ``guarantee=(alpha, delta)``: certify the thresholds with ``.calibrate(labelled_table)`` (Learn-then-Test;
+    ``escalate_when`` is then replaced by the certified thresholds) and send what neither judge keeps to humans.
+    """
+    return Cascade(cheap, strong, escalate_when=escalate_when, guarantee=guarantee, **kwargs)

@@ -10,6 +10,7 @@ are written out in ``docs/conventions.md``.
 """
 
 from judgelab.stats.agreement import cohen_kappa, fleiss_kappa, percent_agreement
+from judgelab.stats.alt_test import alt_test
 from judgelab.stats.bias import positive_bias, score_distributions
 from judgelab.stats.bootstrap import (
     DEFAULT_RESAMPLES,
@@ -23,12 +24,16 @@ from judgelab.stats.bootstrap import (
     vectorized_statistic,
 )
 from judgelab.stats.compare import adjust_pvalues, compare_judges, dependent_correlation_test
+from judgelab.stats.conformal import conformal_interval
+from judgelab.stats.corrected import corrected_difference, corrected_mean
 from judgelab.stats.correlation import correlation, kendall, pearson, spearman
 from judgelab.stats.errors import error_metrics, mae, mean_signed_difference, rmse
 from judgelab.stats.flips import flip_rate, mcnemar_test
 from judgelab.stats.icc import icc
 from judgelab.stats.krippendorff import krippendorff_alpha
+from judgelab.stats.label_budget import label_budget, projected_width
 from judgelab.stats.length import length_controlled_win_rate, length_score_correlation
+from judgelab.stats.ltt import ltt_cascade, ltt_threshold
 from judgelab.stats.meta_eval import (
     group_level_correlation,
     meta_evaluation,
@@ -43,33 +48,29 @@ from judgelab.stats.model_agreement import (
     agreement_matrix,
     agreement_matrix_wide,
 )
-from judgelab.stats.pairing import (
-    DuplicateRatingsError,
-    EmptyInputError,
-    StatsInputError,
-    is_judgments_table,
-    pair_conditions,
-    pair_judges,
-)
+from judgelab.stats.pairing import is_judgments_table, pair_conditions, pair_judges
 from judgelab.stats.pairwise import pairwise_accuracy, pairwise_agreement, pairwise_policy_sensitivity
 from judgelab.stats.power import n_for_correlation, n_for_correlation_difference, n_for_flip_rate, n_for_kappa
+from judgelab.stats.ppi import CorrectionError
 
 __all__ = [
     "AGREEMENT_THRESHOLDS",
     "DEFAULT_RESAMPLES",
     "BootstrapResult",
-    "DuplicateRatingsError",
-    "EmptyInputError",
-    "StatsInputError",
+    "CorrectionError",
     "THREE_LEVEL_THRESHOLDS",
     "adjust_pvalues",
     "agreement_label",
     "agreement_matrix",
     "agreement_matrix_wide",
+    "alt_test",
     "bootstrap",
     "bootstrap_ci",
     "cohen_kappa",
     "compare_judges",
+    "conformal_interval",
+    "corrected_difference",
+    "corrected_mean",
     "correlation",
     "dependent_correlation_test",
     "error_metrics",
@@ -81,8 +82,11 @@ __all__ = [
     "kendall",
     "kendall_statistic",
     "krippendorff_alpha",
+    "label_budget",
     "length_controlled_win_rate",
     "length_score_correlation",
+    "ltt_cascade",
+    "ltt_threshold",
     "mae",
     "mcnemar_test",
     "mean_signed_difference",
@@ -102,6 +106,7 @@ __all__ = [
     "percent_agreement",
     "per_group_correlations",
     "positive_bias",
+    "projected_width",
     "rmse",
     "score_distributions",
     "spearman",
