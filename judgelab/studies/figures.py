@@ -3,7 +3,8 @@
 Study-specific: they read the ``family`` and ``size_b`` columns that :mod:`judgelab.studies.summeval_study`
 attaches to each judge (and the paper's Table 1), so they live with the study, not in :mod:`judgelab.viz`.
 They follow :mod:`judgelab.viz.plots`' conventions: named ``plot_<what>``; a one-panel plot takes
-``ax=`` and returns the Axes, a plot of several panels returns the Figure.
+``ax=`` and returns the Axes, a plot of several panels returns the Figure; each docstring states the
+columns it reads, and a frame without them raises one ``PlotInputError`` naming them.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
+from judgelab.viz.plots import require_columns, require_rows
 from judgelab.viz.style import FIG_WIDTH, family_colors, finish, finish_axes, panel_axes, use_style
 
 __all__ = ["plot_mae_vs_rho", "plot_metric_vs_size", "plot_paper_side_by_side"]
@@ -51,7 +53,14 @@ def _family_legend(ax: Axes, colors: dict[str, str]) -> None:
 
 def plot_mae_vs_rho(wide: pd.DataFrame, *, ax: Axes | None = None, label: str = "judge",
                     title: str = "MAE vs Spearman's ρ", caption_text: str | None = None) -> Axes:
-    """Figure-1 style scatter: one point per judge, MAE against rho (CIs as bars when the frame has them)."""
+    """Figure-1 style scatter: one point per judge, MAE against rho (CIs as bars when the frame has them).
+
+    Input: one row per judge with columns ``family``, ``mae``, ``rho`` and the ``label`` column (default
+    "judge"); optional ``rho_p`` (hollow marker when >= 0.05) and ``rho_ci_low``/``rho_ci_high``,
+    ``mae_ci_low``/``mae_ci_high`` (error bars).
+    """
+    require_columns(wide, ("family", "mae", "rho", label), "plot_mae_vs_rho")
+    require_rows(wide, "plot_mae_vs_rho", "judges")
     colors = family_colors(list(wide["family"]))
     with use_style():
         ax, own = panel_axes(ax, (FIG_WIDTH, 4.2))
@@ -61,7 +70,16 @@ def plot_mae_vs_rho(wide: pd.DataFrame, *, ax: Axes | None = None, label: str = 
 
 
 def plot_paper_side_by_side(paper: pd.DataFrame, ours: pd.DataFrame, *, caption_text: str | None = None) -> Figure:
-    """The paper's Table 1 and the SummEval redo drawn the same way, side by side (shared MAE axis)."""
+    """The paper's Table 1 and the SummEval redo drawn the same way, side by side (shared MAE axis).
+
+    Input: ``paper`` with columns ``family``, ``model``, ``mae``, ``spearman_rho``, ``p_value``, ``n``
+    (``studies.paper``'s Table 1); ``ours`` with ``family``, ``judge``, ``mae``, ``rho``, ``n`` (and the
+    optional columns of :func:`plot_mae_vs_rho`).
+    """
+    require_columns(paper, ("family", "model", "mae", "spearman_rho", "p_value", "n"), "plot_paper_side_by_side (paper)")
+    require_columns(ours, ("family", "judge", "mae", "rho", "n"), "plot_paper_side_by_side (ours)")
+    require_rows(paper, "plot_paper_side_by_side", "paper rows")
+    require_rows(ours, "plot_paper_side_by_side", "rows of ours")
     colors = family_colors([*paper["family"], *ours["family"]])
     paper = paper.rename(columns={"spearman_rho": "rho", "p_value": "rho_p", "model": "judge"})
     with use_style():
@@ -79,8 +97,15 @@ def plot_metric_vs_size(wide: pd.DataFrame, *, label: str = "judge", title: str 
     """Figures-2/3 style: MAE and rho against parameters (log scale), one line per family.
 
     Judges with an unknown size (NaN ``size_b``) cannot be placed; they are named in a note on the figure.
+
+    Input: one row per judge with columns ``family``, ``size_b`` (billions of parameters), ``mae``,
+    ``rho`` and the ``label`` column (default "judge"); optional ``mae_ci_low``/``mae_ci_high`` and
+    ``rho_ci_low``/``rho_ci_high``.
     """
-    known = wide[np.isfinite(wide["size_b"].astype(float))].sort_values("size_b")
+    require_columns(wide, ("family", "size_b", "mae", "rho", label), "plot_metric_vs_size")
+    require_rows(wide, "plot_metric_vs_size", "judges")
+    known = require_rows(wide[np.isfinite(wide["size_b"].astype(float))].sort_values("size_b"), "plot_metric_vs_size",
+                         "judge with a known size_b")
     unknown = wide.loc[~wide.index.isin(known.index), label].astype(str).tolist()
     colors = family_colors(list(wide["family"]))
     with use_style():

@@ -11,10 +11,16 @@ What they return:
   figure) and returns that **Axes** (``ax.figure`` is the figure), as seaborn's axes-level plots do;
 - a plot of SEVERAL panels (a grid, one panel per metric) makes its own figure and returns the
   **Figure**.
+
+Each docstring states the plot's **input contract**: the columns it reads. A frame without them
+raises ONE :class:`PlotInputError` naming every missing column (:func:`require_columns`); so does a
+frame with none of the rows the plot draws. No plot assumes one data set's columns or title:
+grouping columns and titles are parameters.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
@@ -24,10 +30,12 @@ import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from judgelab.errors import JudgelabError
 from judgelab.viz.style import (
     CI_COLOR,
     DIVERGING_CMAP,
     FIG_WIDTH,
+    PALETTE,
     ROLE_COLORS,
     caption,
     family_colors,
@@ -37,9 +45,35 @@ from judgelab.viz.style import (
     use_style,
 )
 
-__all__ = ["plot_agreement_forest", "plot_agreement_heatmap", "plot_error_breakdown", "plot_length_effect",
-           "plot_meta_forest", "plot_pairwise_accuracy_grid", "plot_positive_bias_forest", "plot_score_distributions",
-           "plot_score_shares"]
+__all__ = ["ESTIMATE_COLUMNS", "PlotInputError", "plot_agreement_forest", "plot_agreement_heatmap",
+           "ERROR_OUTCOMES", "plot_error_breakdown", "plot_length_effect", "plot_meta_forest", "plot_pairwise_accuracy_grid",
+           "plot_positive_bias_forest", "plot_rubric_comparison", "plot_score_distributions", "plot_score_shares",
+           "require_columns",
+           "require_rows"]
+
+# what an interval plot reads of a result frame
+ESTIMATE_COLUMNS: tuple[str, ...] = ("metric", "estimate", "ci_low", "ci_high")
+
+
+class PlotInputError(JudgelabError, ValueError):
+    """A frame a plot cannot draw: the message names the missing columns (or rows) and the plot."""
+
+
+def require_columns(frame: pd.DataFrame, columns: Sequence[str | None], plot: str) -> None:
+    """Raise ONE :class:`PlotInputError` naming every column of ``columns`` (None entries skipped) absent from ``frame``."""
+    if not isinstance(frame, pd.DataFrame):
+        raise PlotInputError(f"{plot} draws a pandas DataFrame, not {type(frame).__name__}")
+    missing = [c for c in dict.fromkeys(columns) if c is not None and c not in frame.columns]
+    if missing:
+        raise PlotInputError(f"{plot} needs columns {missing}, which the frame does not have (it has: "
+                             f"{', '.join(map(str, frame.columns[:15]))}{' ...' if len(frame.columns) > 15 else ''})")
+
+
+def require_rows(frame: pd.DataFrame, plot: str, what: str) -> pd.DataFrame:
+    """``frame`` itself, or ONE :class:`PlotInputError` when it has no rows (``what``: the rows the plot draws)."""
+    if frame.empty:
+        raise PlotInputError(f"{plot} has nothing to draw: the frame has no {what}")
+    return frame
 
 _METRIC_LABELS = {
     "mae": "MAE (lower is better)",
@@ -80,7 +114,13 @@ def _interval_rows(ax: Axes, frame: pd.DataFrame, y: str, hue: str | None, *, or
 
 def plot_meta_forest(meta: pd.DataFrame, *, title: str = "Judges vs human experts",
                      caption_text: str | None = None) -> Figure:
-    """Table-1 style: each judge's MAE and Spearman rho with CIs (hue = criterion when there are several)."""
+    """Table-1 style: each judge's MAE and Spearman rho with CIs (hue = criterion when there are several).
+
+    Input: a result frame (``stats.meta_evaluation``) with columns ``judge``, ``metric`` (rows "mae" and
+    "spearman_rho" are drawn), ``estimate``, ``ci_low``, ``ci_high``; ``criterion`` is optional.
+    """
+    require_columns(meta, ("judge", *ESTIMATE_COLUMNS), "plot_meta_forest")
+    require_rows(meta[meta["metric"].isin(["mae", "spearman_rho"])], "plot_meta_forest", "'mae' or 'spearman_rho' rows")
     criteria = list(dict.fromkeys(meta["criterion"])) if "criterion" in meta.columns else ["all"]
     hue = "criterion" if len(criteria) > 1 else None
     judges = list(dict.fromkeys(meta["judge"]))
@@ -100,7 +140,13 @@ def plot_meta_forest(meta: pd.DataFrame, *, title: str = "Judges vs human expert
 
 def plot_score_distributions(dist: pd.DataFrame, *, title: str = "Human vs judge score distributions",
                              caption_text: str | None = None) -> Figure:
-    """Figures-4/5/6 style: share of each score, judge beside human, one panel per judge x criterion."""
+    """Figures-4/5/6 style: share of each score, judge beside human, one panel per judge x criterion.
+
+    Input: ``stats.score_distributions`` output, columns ``judge``, ``criterion``, ``rater`` (raters
+    named "human..." get the human colour), ``score``, ``share``.
+    """
+    require_columns(dist, ("judge", "criterion", "rater", "score", "share"), "plot_score_distributions")
+    require_rows(dist, "plot_score_distributions", "rows")
     judges = list(dict.fromkeys(dist["judge"]))
     criteria = list(dict.fromkeys(dist["criterion"]))
     raters = list(dict.fromkeys(dist["rater"]))
@@ -121,8 +167,14 @@ def plot_score_distributions(dist: pd.DataFrame, *, title: str = "Human vs judge
 
 def plot_positive_bias_forest(bias: pd.DataFrame, *, ax: Axes | None = None,
                               title: str = "Judge − human, per criterion", caption_text: str | None = None) -> Axes:
-    """Mean judge − human difference per criterion with CIs, one colour per judge."""
-    frame = bias[bias["metric"] == "mean_difference"]
+    """Mean judge − human difference per criterion with CIs, one colour per judge.
+
+    Input: ``stats.positive_bias`` output, columns ``judge``, ``criterion``, ``metric`` (rows
+    "mean_difference" are drawn), ``estimate``, ``ci_low``, ``ci_high``.
+    """
+    require_columns(bias, ("judge", "criterion", *ESTIMATE_COLUMNS), "plot_positive_bias_forest")
+    frame = require_rows(bias[bias["metric"] == "mean_difference"], "plot_positive_bias_forest",
+                         "'mean_difference' rows")
     criteria = list(dict.fromkeys(frame["criterion"]))
     judges = list(dict.fromkeys(frame["judge"]))
     with use_style():
@@ -136,9 +188,15 @@ def plot_positive_bias_forest(bias: pd.DataFrame, *, ax: Axes | None = None,
 
 
 def plot_agreement_heatmap(agreement: pd.DataFrame, *, ax: Axes | None = None,
-                           title: str = "Model-to-model agreement (Spearman's ρ)",
+                           title: str = "Model-to-model agreement (Spearman's ρ)", value_label: str = "Spearman's ρ",
                            caption_text: str | None = None) -> Axes:
-    """Square heatmap of pairwise rho (from stats.agreement_matrix), each cell annotated with rho and its band."""
+    """Square heatmap of pairwise agreement, each cell annotated with the estimate and its band.
+
+    Input: ``stats.agreement_matrix`` output, columns ``judge_a``, ``judge_b``, ``estimate`` (in [-1, 1])
+    and ``label`` (the agreement band). ``value_label`` names the estimate on the colour bar.
+    """
+    require_columns(agreement, ("judge_a", "judge_b", "estimate", "label"), "plot_agreement_heatmap")
+    require_rows(agreement, "plot_agreement_heatmap", "judge pairs")
     names = list(dict.fromkeys([*agreement["judge_a"], *agreement["judge_b"]]))
     rho = pd.DataFrame(np.eye(len(names)), index=names, columns=names)
     text = pd.DataFrame("", index=names, columns=names, dtype=object)
@@ -151,7 +209,7 @@ def plot_agreement_heatmap(agreement: pd.DataFrame, *, ax: Axes | None = None,
     with use_style():
         ax, own = panel_axes(ax, (FIG_WIDTH * 0.85, 0.9 * len(names) + 1.4))
         sns.heatmap(rho, annot=text.to_numpy(), fmt="", cmap=DIVERGING_CMAP, vmin=-1, vmax=1, center=0, ax=ax,
-                    square=True, cbar_kws={"label": "Spearman's ρ"}, annot_kws={"fontsize": 8}, linewidths=0.5)
+                    square=True, cbar_kws={"label": value_label}, annot_kws={"fontsize": 8}, linewidths=0.5)
         ax.set_xlabel("")
         ax.set_ylabel("")
         ax.set_title(title)
@@ -161,40 +219,87 @@ def plot_agreement_heatmap(agreement: pd.DataFrame, *, ax: Axes | None = None,
 
 def plot_pairwise_accuracy_grid(pa: pd.DataFrame, *,
                                 metrics: Sequence[str] = ("accuracy_mean", "position_consistency"),
-                                title: str = "LLMBar: accuracy and position consistency",
+                                y: str | None = None, row: str | None = None, hue: str | None = None,
+                                title: str = "Pairwise accuracy and position consistency",
                                 caption_text: str | None = None) -> Figure:
-    """LLMBar-style grid: rows = judge, columns = metric, y = split, colour = prompting strategy, with CIs."""
-    judges = list(dict.fromkeys(pa["judge"]))
-    splits = list(dict.fromkeys(pa["split"]))
-    strategies = list(dict.fromkeys(pa["strategy"]))
-    colors = family_colors(strategies)
+    """A grid of pairwise accuracies with CIs: one column per metric, one point per ``y`` value.
+
+    Input: ``stats.pairwise_accuracy`` output, columns ``metric``, ``estimate``, ``ci_low``, ``ci_high``
+    and the grouping columns named by ``y`` (default "judge"), ``row`` (one panel row per value, e.g.
+    "judge" when ``y="split"``) and ``hue`` (one colour per value, e.g. "strategy"). The three must tell
+    the rows of a metric apart; LLMBar's figure is ``row="judge", y="split", hue="strategy"``.
+    (Until judgelab 0.3, a frame with ``split`` and ``strategy`` columns and none of y/row/hue given
+    is drawn in that layout with a FutureWarning, as 0.1 did.)
+    """
+    if y is None and row is None and hue is None and {"split", "strategy"} <= set(pa.columns):
+        warnings.warn("plot_pairwise_accuracy_grid: pass row='judge', y='split', hue='strategy' for LLMBar's layout; "
+                      "the implicit layout goes in judgelab 0.3", FutureWarning, stacklevel=2)
+        y, row, hue = "split", "judge", "strategy"
+    y = y or "judge"
+    require_columns(pa, (*ESTIMATE_COLUMNS, y, row, hue), "plot_pairwise_accuracy_grid")
+    drawn = require_rows(pa[pa["metric"].isin(list(metrics))], "plot_pairwise_accuracy_grid",
+                         f"rows with metric in {list(metrics)}")
+    keys = ["metric", *(c for c in (row, y, hue) if c is not None)]
+    dup = drawn.duplicated(keys)
+    if dup.any():
+        first = drawn.loc[dup, keys].iloc[0].to_dict()
+        raise PlotInputError(f"plot_pairwise_accuracy_grid: several rows share {keys} (first: {first}); name the "
+                             "columns that tell them apart with row= and hue=")
+    rows = list(dict.fromkeys(drawn[row])) if row is not None else [None]
+    ys = list(dict.fromkeys(drawn[y].astype(str)))
+    hues = list(dict.fromkeys(drawn[hue].astype(str))) if hue is not None else []
+    colors = family_colors(hues) if hue is not None else None
     with use_style():
-        fig, axes = plt.subplots(len(judges), len(metrics), figsize=(FIG_WIDTH * 1.3, 0.5 * len(splits) *
-                                 len(judges) * max(1.0, len(strategies) / 3) + 1.5), sharex="col", squeeze=False)
-        for r, judge in enumerate(judges):
+        fig, axes = plt.subplots(len(rows), len(metrics), figsize=(FIG_WIDTH * 1.3, 0.5 * len(ys) *
+                                 len(rows) * max(1.0, len(hues) / 3) + 1.5), sharex="col", squeeze=False)
+        for r, value in enumerate(rows):
             for c, metric in enumerate(metrics):
                 ax = axes[r][c]
-                part = pa[(pa["judge"] == judge) & (pa["metric"] == metric)]
-                _interval_rows(ax, part, "split", "strategy", order=splits, hue_order=strategies, colors=colors)
+                part = drawn[drawn["metric"] == metric]
+                if row is not None:
+                    part = part[part[row] == value]
+                _interval_rows(ax, part, y, hue, order=ys, hue_order=hues or None, colors=colors)
                 ax.axvline(0.5, color="#999999", linewidth=0.8, linestyle="--")
-                ax.set_title(f"{judge} · {_METRIC_LABELS.get(metric, metric)}", fontsize=9)
-                if r == len(judges) - 1:
-                    ax.set_xlabel(_METRIC_LABELS.get(metric, metric))
-        axes[0][-1].legend(title="strategy", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+                label = _METRIC_LABELS.get(metric, metric)
+                ax.set_title(f"{value} · {label}" if row is not None else label, fontsize=9)
+                if r == len(rows) - 1:
+                    ax.set_xlabel(label)
+        if hue is not None:
+            axes[0][-1].legend(title=hue, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.suptitle(title)
         return finish(fig, caption_text)
 
 
-def plot_length_effect(frame: pd.DataFrame, *, ax: Axes | None = None,
-                       title: str = "LLMBar: does the verdict follow length?", caption_text: str | None = None) -> Axes:
-    """Length coefficient (log-odds of choosing output 1 per SD of its extra length) per judge x strategy, gold beside."""
-    rows = frame[frame["metric"] == "length_coefficient"].copy()
-    rows["who"] = rows["judge"].astype(str) + " · " + rows["strategy"].astype(str)
+def plot_length_effect(frame: pd.DataFrame, *, ax: Axes | None = None, by: Sequence[str] | None = None,
+                       title: str = "Does the verdict follow length?", caption_text: str | None = None) -> Axes:
+    """Length coefficient (log-odds of choosing output 1 per SD of its extra length) with CIs, one row per group.
+
+    Input: a result frame with columns ``metric`` (rows "length_coefficient" are drawn), ``estimate``,
+    ``ci_low``, ``ci_high`` and the columns in ``by`` (the row label joins them; the colour follows the
+    first); default ("judge",). Two rows with one label are an error. LLMBar's figure: ``by=("judge",
+    "strategy")`` (until judgelab 0.3 also chosen, with a FutureWarning, when ``by`` is not given and the
+    frame has a ``strategy`` column).
+    """
+    if by is None and "strategy" in frame.columns:
+        warnings.warn("plot_length_effect: pass by=('judge', 'strategy') for LLMBar's rows; the implicit choice "
+                      "goes in judgelab 0.3", FutureWarning, stacklevel=2)
+        by = ("judge", "strategy")
+    by = list(by or ("judge",))
+    if not by:
+        raise PlotInputError("plot_length_effect needs at least one column in by= to label its rows")
+    require_columns(frame, (*ESTIMATE_COLUMNS, *by), "plot_length_effect")
+    rows = require_rows(frame[frame["metric"] == "length_coefficient"], "plot_length_effect",
+                        "'length_coefficient' rows").copy()
+    rows["who"] = rows[by].astype(str).agg(" · ".join, axis=1)
+    shared = rows.loc[rows["who"].duplicated(), "who"]
+    if len(shared):
+        raise PlotInputError(f"plot_length_effect: several rows share the label {shared.iloc[0]!r}; add the columns "
+                             "that tell them apart to by=")
     order = list(dict.fromkeys(rows["who"]))
-    colors = family_colors(list(dict.fromkeys(rows["judge"])))
+    colors = family_colors(list(dict.fromkeys(rows[by[0]].astype(str))))
     with use_style():
         ax, own = panel_axes(ax, (FIG_WIDTH, 0.35 * len(order) + 1.5))
-        _interval_rows(ax, rows, "who", "judge", order=order, colors=colors)
+        _interval_rows(ax, rows, "who", by[0], order=order, colors=colors)
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_xlabel(_METRIC_LABELS["length_coefficient"] + "; > 0 = prefers the longer output")
         ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
@@ -202,28 +307,51 @@ def plot_length_effect(frame: pd.DataFrame, *, ax: Axes | None = None,
         return finish_axes(ax, own, caption_text)
 
 
-def plot_agreement_forest(frame: pd.DataFrame, *, title: str = "Agreement with the human verdict",
+def plot_agreement_forest(frame: pd.DataFrame, *, pair: str = "pair", title: str = "Agreement with the reference",
                           caption_text: str | None = None) -> Figure:
-    """Percent agreement and Cohen's kappa per rater pair with CIs (one panel per metric)."""
+    """Percent agreement and Cohen's kappa per rater pair with CIs (one panel per metric).
+
+    Input: result rows of ``stats.percent_agreement`` / ``stats.cohen_kappa`` stacked, with columns
+    ``metric`` (rows "percent_agreement" and "cohen_kappa" are drawn), ``estimate``, ``ci_low``,
+    ``ci_high`` and the column named by ``pair`` labelling each comparison (e.g. "gpt-4 vs human").
+    """
+    require_columns(frame, (*ESTIMATE_COLUMNS, pair), "plot_agreement_forest")
     metrics = [m for m in ("percent_agreement", "cohen_kappa") if m in set(frame["metric"])]
-    pairs = list(dict.fromkeys(frame["pair"]))
+    if not metrics:
+        raise PlotInputError("plot_agreement_forest has nothing to draw: the frame has no 'percent_agreement' or "
+                             "'cohen_kappa' rows")
+    pairs = list(dict.fromkeys(frame[pair].astype(str)))
     with use_style():
         fig, axes = plt.subplots(1, len(metrics), figsize=(FIG_WIDTH, 0.45 * len(pairs) + 1.6), sharey=True,
                                  squeeze=False)
         for ax, metric in zip(axes[0], metrics, strict=True):
-            _interval_rows(ax, frame[frame["metric"] == metric], "pair", None, order=pairs)
+            _interval_rows(ax, frame[frame["metric"] == metric], pair, None, order=pairs)
             ax.set_xlabel(_METRIC_LABELS[metric])
         fig.suptitle(title)
         return finish(fig, caption_text)
 
 
+ERROR_OUTCOMES: tuple[str, ...] = ("agree", "false accept (judge yes, human no)", "false reject (judge no, human yes)",
+                                   "unscored")
+
+
 def plot_error_breakdown(counts: pd.DataFrame, *, ax: Axes | None = None, title: str = "Where the judges err",
-                         caption_text: str | None = None) -> Axes:
-    """Stacked shares per judge: agrees, says yes where humans say no, says no where humans say yes, unscored."""
-    order = ["agree", "false accept (judge yes, human no)", "false reject (judge no, human yes)", "unscored"]
+                         unit: str = "items", caption_text: str | None = None) -> Axes:
+    """Stacked shares per judge: agrees, says yes where humans say no, says no where humans say yes, unscored.
+
+    Input: columns ``judge``, ``outcome`` and ``share`` (a judge's shares sum to 1). The four outcomes of
+    :data:`ERROR_OUTCOMES` keep their colours and order; any other outcome is drawn after them.
+    ``unit`` names what the shares count on the x axis ("share of <unit>").
+    """
+    require_columns(counts, ("judge", "outcome", "share"), "plot_error_breakdown")
+    require_rows(counts, "plot_error_breakdown", "rows")
+    present = list(dict.fromkeys(counts["outcome"].astype(str)))
+    order = [o for o in ERROR_OUTCOMES if o in present] + [o for o in present if o not in ERROR_OUTCOMES]
     wide = counts.pivot_table(index="judge", columns="outcome", values="share", sort=False).reindex(
-        columns=[o for o in order if o in set(counts["outcome"])]).fillna(0.0)
-    colors = {"agree": "#BBBBBB", order[1]: "#D55E00", order[2]: "#0072B2", "unscored": "#000000"}
+        columns=order).fillna(0.0)
+    colors = {"agree": "#BBBBBB", ERROR_OUTCOMES[1]: "#D55E00", ERROR_OUTCOMES[2]: "#0072B2", "unscored": "#000000"}
+    extra = [c for c in PALETTE if c not in colors.values()]
+    colors |= {o: extra[k % len(extra)] for k, o in enumerate(o for o in order if o not in colors)}
     with use_style():
         ax, own = panel_axes(ax, (FIG_WIDTH, 0.5 * len(wide) + 1.6))
         left = np.zeros(len(wide))
@@ -232,7 +360,7 @@ def plot_error_breakdown(counts: pd.DataFrame, *, ax: Axes | None = None, title:
             left += wide[col].to_numpy()
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
-        ax.set_xlabel("share of question/answer pairs")
+        ax.set_xlabel(f"share of {unit}")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2)
         ax.set_title(title)
         return finish_axes(ax, own, caption_text)
@@ -240,7 +368,12 @@ def plot_error_breakdown(counts: pd.DataFrame, *, ax: Axes | None = None, title:
 
 def plot_score_shares(dist: pd.DataFrame, *, ax: Axes | None = None, title: str = "Score shares",
                       caption_text: str | None = None) -> Axes:
-    """One judge, one criterion: share of each score for the judge beside the human raters (one panel)."""
+    """One judge, one criterion: share of each score for the judge beside the human raters (one panel).
+
+    Input: columns ``score``, ``share`` and ``rater`` (raters named "human..." get the human colour).
+    """
+    require_columns(dist, ("score", "share", "rater"), "plot_score_shares")
+    require_rows(dist, "plot_score_shares", "rows")
     with use_style():
         ax, own = panel_axes(ax, (FIG_WIDTH * 0.75, 3.2))
         sns.barplot(data=dist, x="score", y="share", hue="rater", palette=_rater_palette(dist["rater"]), ax=ax)
@@ -252,3 +385,44 @@ def plot_score_shares(dist: pd.DataFrame, *, ax: Axes | None = None, title: str 
 def _rater_palette(raters: Sequence[str]) -> dict[str, str]:
     """Human raters in the human colour, everyone else in the judge colour."""
     return {r: ROLE_COLORS["human"] if r.startswith("human") else ROLE_COLORS["judge"] for r in raters}
+
+
+def plot_rubric_comparison(result: pd.DataFrame, *, ax: Axes | None = None, group: str | None = None,
+                           title: str = "Rubric variants vs the gold labels, on held-out items",
+                           caption_text: str | None = None) -> Axes:
+    """Each variant's held-out metric with its CI; a star marks the variant selected on the other split.
+
+    Input: a :func:`judgelab.stats.compare_rubrics` frame, columns ``part``, ``variant``, ``base``,
+    ``selected``, ``metric``, ``estimate``, ``ci_low``, ``ci_high`` (rows with ``part == "variant"`` are
+    drawn). ``group``: a column (e.g. ``judge`` or ``criterion``) whose values are drawn side by side in
+    colours; with one group, each non-base variant's label carries its corrected p-value vs the base
+    (``p_adjusted`` of the ``part == "difference"`` rows).
+    """
+    require_columns(result, ("part", "variant", "base", "selected", *ESTIMATE_COLUMNS, group),
+                    "plot_rubric_comparison")
+    rows = require_rows(result[result["part"] == "variant"], "plot_rubric_comparison", "part == 'variant' rows")
+    metric = str(rows["metric"].iloc[0])
+    variants = list(dict.fromkeys(rows["variant"].astype(str)))
+    groups = list(dict.fromkeys(rows[group].astype(str))) if group else [""]
+    labels = {v: v for v in variants}
+    if len(groups) == 1:
+        diffs = result[result["part"] == "difference"]
+        p_adj = dict(zip(diffs["variant"].astype(str), diffs.get("p_adjusted", diffs["p_value"]), strict=True))
+        for v in variants:
+            labels[v] = f"{v} (base)" if v in set(rows["base"].astype(str)) else \
+                f"{v}  p_adj={p_adj[v]:.3g}" if v in p_adj and np.isfinite(p_adj[v]) else v
+    with use_style():
+        ax, own = panel_axes(ax, (FIG_WIDTH, 0.45 * len(variants) * max(1, len(groups) / 2) + 1.6))
+        hue = group if len(groups) > 1 else None
+        _interval_rows(ax, rows, "variant", hue, order=variants, hue_order=groups if hue else None)
+        step = 0.7 / len(groups)
+        for k, g in enumerate(groups):  # the same dodge as _interval_rows
+            chosen = rows[rows["selected"].astype(bool) & ((rows[group].astype(str) == g) if hue else True)]
+            ys = [variants.index(str(v)) - 0.35 + step * (k + 0.5) for v in chosen["variant"]]
+            ax.scatter(chosen["estimate"], ys, marker="*", s=160, color="#E69F00", zorder=3,
+                       label="selected on the other split" if k == 0 else None)
+        ax.set_yticks(range(len(variants)), [labels[v] for v in variants])
+        ax.set_xlabel(f"{_METRIC_LABELS.get(metric, metric)}, held out")
+        ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
+        ax.set_title(title)
+        return finish_axes(ax, own, caption_text)
