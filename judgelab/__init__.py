@@ -44,6 +44,7 @@ _LAZY = {
     "RouterJudge": "judgelab.backends.router",
     "batch_run": "judgelab.engine.batch",
     "abatch_run": "judgelab.engine.batch",
+    "report": "judgelab.viz.report",
 }
 
 __all__ = ["COLUMNS", "STATUSES", "JudgelabError", "load", "make_table", "save", "validate", "__version__", *_LAZY,

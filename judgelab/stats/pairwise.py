@@ -129,9 +129,9 @@ def pairwise_policy_sensitivity(table: pd.DataFrame, **kwargs: object) -> pd.Dat
         wide = block if wide is None else wide.merge(block, on=[*by, "metric"], how="outer")
     assert wide is not None
     wide["metric"] = pd.Categorical(wide["metric"], categories=METRICS, ordered=True)  # accuracy_net: "net" only
-    wide["spread"] = wide[[f"estimate_{p}" for p in POLICIES]].max(axis=1) - wide[
-        [f"estimate_{p}" for p in POLICIES]
-    ].min(axis=1)
+    estimates = wide[[f"estimate_{p}" for p in POLICIES]]
+    spread = estimates.max(axis=1) - estimates.min(axis=1)
+    wide["spread"] = spread.where(estimates.notna().sum(axis=1) > 1)  # NaN for a metric only one policy defines
     return wide.sort_values([*by, "metric"]).reset_index(drop=True)
 
 

@@ -81,6 +81,7 @@ def test_sensitivity_table_puts_every_policy_side_by_side() -> None:
     assert consistency["spread"] == pytest.approx(2 / 3 - 2 / 6)
     net = wide.set_index(wide["metric"].astype(str)).loc["accuracy_net"]
     assert np.isnan(net["estimate_tie"]) and not np.isnan(net["estimate_net"])  # a "net"-only metric
+    assert np.isnan(net["spread"])
 
 
 def test_exact_interval_is_clopper_pearson_and_p_value_is_binomial_vs_chance() -> None:

@@ -23,8 +23,8 @@ import pytest
 from scipy import stats as sps
 
 from judgelab import stats
-from judgelab.datasets import from_frame, llmbar_combinations, llmbar_published_statistics
-from judgelab.judgments import aggregate_repeats, make_table, validate
+from judgelab.datasets import from_frame, llmbar_combinations, llmbar_published_statistics, openqa
+from judgelab.judgments import aggregate_repeats, fill_unscored, make_table, validate
 from judgelab.stats.pairwise import PairwiseInputError, pairwise_agreement
 
 REPO = Path(__file__).resolve().parents[2]
@@ -254,3 +254,20 @@ def test_pairwise_agreement_unscored_and_duplicate_verdicts() -> None:
     assert pairwise_agreement(both, "j", "h", ties="exclude", n_resamples=50)["n"].item() == 1
     with pytest.raises(PairwiseInputError, match="ties must be"):
         pairwise_agreement(table, "j", "h", ties="drop")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------------- OpenQA-eval
+
+def test_openqa_unreadable_reply_counted_as_no_reproduces_the_published_numbers(data_dir: Path) -> None:
+    """Published (Kamalloo et al. 2023): GPT-4 vs human 84.8% agreement, Cohen's kappa .695. Their scorer reads a
+    reply that starts with neither yes nor no as "no"; judgelab keeps those 10 replies unscored unless asked."""
+    table = openqa("gpt-4", data_dir=data_dir).table
+    counted = fill_unscored(table, "no", column="verdict", judge="gpt-4")
+    assert int(counted["unscored_reason"].str.startswith("counted as 'no'").fillna(False).sum()) == 10
+    agreement = stats.percent_agreement("gpt-4", "human", data=counted, value="verdict", n_resamples=50)
+    kappa = stats.cohen_kappa("gpt-4", "human", data=counted, value="verdict", n_resamples=50)
+    assert agreement["n"].item() == kappa["n"].item() == 1490
+    assert round(agreement["estimate"].item() * 100, 1) == 84.8
+    assert int(kappa["estimate"].item() * 1000) / 1000 == 0.695  # 0.69598: the paper truncates
+    honest = stats.cohen_kappa("gpt-4", "human", data=table, value="verdict", n_resamples=50)
+    assert honest["n"].item() == 1480
