@@ -14,12 +14,17 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# Stockfish makes the chess feature builder use a real engine; without apt the tests that need it are skipped.
+# Stockfish makes the chess feature builder use a real engine; Chromium loads the HTML report in the browser
+# test (Playwright drives this system Chromium; it never downloads one). Without apt the tests that need them skip.
 system-deps:
 	@command -v stockfish >/dev/null 2>&1 || [ -x /usr/games/stockfish ] || \
 	  { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
 	    (apt-get update -qq && apt-get install -y -qq stockfish >/dev/null) || \
 	    echo "stockfish not installed: chess tests that need it will be skipped"; }
+	@[ -x /usr/bin/chromium ] || \
+	  { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
+	    (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || \
+	    echo "chromium not installed: the report's browser test will be skipped (its HTML structure test still runs)"; }
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
@@ -31,8 +36,9 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 install: $(VENV)/.installed system-deps
 
+# offline, on the embedded judge: a run, the position probe, a statistic with its interval, a figure, the HTML report
 demo: install
-	$(BIN)/judgelab demo
+	$(BIN)/judgelab demo --out runs/demo
 
 test: install
 	$(BIN)/python -m pytest -q

@@ -41,3 +41,9 @@ class DatasetResult:
             f"DatasetResult({self.name!r}: {len(self.table)} judgment rows, {len(self.items)} items, "
             f"{self.source.repo}@{self.source.commit[:12]})"
         )
+
+    def _repr_html_(self) -> str:
+        """The notebook view: the data set, its source, the summary line and the table's head."""
+        from judgelab.viz.report import result_html
+
+        return result_html(f"{self.name} ({self.source.repo}@{self.source.commit[:12]})", self.table)

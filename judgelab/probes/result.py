@@ -91,6 +91,12 @@ class ProbeResult:
     def __repr__(self) -> str:
         return f"ProbeResult({self.probe!r}: {len(self.table)} judgment rows, {len(self.summary)} summary rows)"
 
+    def _repr_html_(self) -> str:
+        """The notebook view: the summary line, the summary (intervals and p-values in one cell), the table's head."""
+        from judgelab.viz.report import result_html
+
+        return result_html(f"{self.probe} probe", self.table, summary=self.summary)
+
 
 def _jsonable(value: Any) -> Any:
     if isinstance(value, float | np.floating):

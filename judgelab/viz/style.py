@@ -1,25 +1,34 @@
-"""The one look of every judgelab figure: palette, fonts, sizes, applied through ``use_style()``.
+"""The one look of everything judgelab shows: figures (palette, fonts, sizes, applied through
+``use_style()``) and numbers in tables (:func:`format_number`, :func:`format_p_value`, :func:`frame_html`).
 
 Every function in :mod:`judgelab.viz.plots` draws inside ``use_style()``, so a notebook, the
 ``judgelab reproduce`` command and a user's own script produce the same figure. The style is a
 context manager (matplotlib's ``rc_context``): it never leaks into the caller's other plots.
+
+Tables in notebooks, widgets and the HTML report go through :func:`frame_html`: numbers right-aligned
+and never wrapped mid-number, p-values in one cell (``<0.001``), an interval in one cell. Matplotlib is
+imported on first use, so a result's notebook view does not load it.
 """
 
 from __future__ import annotations
 
+import html
+import math
+import numbers
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
-import matplotlib.pyplot as plt
-import seaborn as sns
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
+import pandas as pd
 
-__all__ = ["CI_COLOR", "DIVERGING_CMAP", "DPI", "FAMILY_COLORS", "FIG_WIDTH", "FONT_SIZE", "PALETTE", "ROLE_COLORS",
-           "TITLE_SIZE", "caption", "family_colors", "finish", "finish_axes", "panel_axes", "use_style"]
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["CI_COLOR", "DIVERGING_CMAP", "DPI", "FAMILY_COLORS", "FIG_WIDTH", "FONT_SIZE", "NUMBER_CELL", "PALETTE",
+           "ROLE_COLORS", "TITLE_SIZE", "caption", "family_colors", "finish", "finish_axes", "format_interval",
+           "format_number", "format_p_value", "frame_html", "panel_axes", "records_html", "use_style"]
 
 # Colour-blind-safe qualitative palette (Okabe & Ito); order = the order series are first seen.
 PALETTE: tuple[str, ...] = (
@@ -96,6 +105,9 @@ def use_style(**overrides: Any) -> Iterator[None]:
     ``overrides`` are extra matplotlib rc parameters (e.g. ``{"font.size": 12}`` spelled
     ``**{"font.size": 12}``).
     """
+    import matplotlib
+    import seaborn as sns
+
     theme = sns.axes_style("whitegrid")
     with matplotlib.rc_context({**theme, **_RC, **overrides}):
         with sns.color_palette(list(PALETTE)):
@@ -120,6 +132,8 @@ def finish(fig: Figure, text: str | None) -> Figure:
     The figure is detached from pyplot: the caller owns it, and Jupyter shows the returned value
     once instead of also auto-showing every open pyplot figure at the end of the cell.
     """
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     if text:
         caption(fig, text)
@@ -129,6 +143,8 @@ def finish(fig: Figure, text: str | None) -> Figure:
 
 def panel_axes(ax: Axes | None, size: tuple[float, float]) -> tuple[Axes, bool]:
     """The Axes a one-panel plot draws on: ``ax``, or a new figure's of ``size`` (then ``True``: ours to lay out)."""
+    import matplotlib.pyplot as plt
+
     if ax is not None:
         return ax, False
     _, new = plt.subplots(figsize=size)
@@ -145,3 +161,96 @@ def finish_axes(ax: Axes, own: bool, text: str | None) -> Axes:
     if text:
         caption(ax.figure, text)
     return ax
+
+
+# ---------------------------------------------------------------- numbers and tables for reading
+# inline (not a class): Jupyter keeps inline styles of an output, and a report has no stylesheet to depend on
+NUMBER_CELL = "white-space:nowrap;text-align:right;font-variant-numeric:tabular-nums"
+_MISSING = "–"  # an en dash: missing or undefined (NaN), never shown as 0
+_P_COLUMNS = ("p_value",)
+
+
+def _missing(value: Any) -> bool:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def format_number(value: Any, digits: int = 3) -> str:
+    """A number as people read it: integers with thousands separators, others with ``digits`` decimals
+    (scientific below 10^-digits), missing/NaN as an en dash."""
+    if _missing(value):
+        return _MISSING
+    if isinstance(value, bool):
+        return str(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isinf(number):
+        return "∞" if number > 0 else "−∞"
+    if number.is_integer() and abs(number) < 1e15 and not isinstance(value, float):
+        return f"{int(number):,}"
+    if number != 0 and abs(number) < 10 ** -digits:
+        return f"{number:.{max(digits - 1, 1)}e}"
+    if abs(number) >= 10_000:
+        return f"{number:,.0f}"
+    return f"{number:.{digits}f}"
+
+
+def format_p_value(p: Any) -> str:
+    """A p-value in one short token: ``<0.001`` below 0.001, else three decimals; missing as an en dash."""
+    if _missing(p):
+        return _MISSING
+    p = float(p)
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def format_interval(low: Any, high: Any, digits: int = 3) -> str:
+    """``[low, high]`` in one token; an en dash when the interval is missing."""
+    if _missing(low) and _missing(high):
+        return _MISSING
+    return f"[{format_number(low, digits)}, {format_number(high, digits)}]"
+
+
+def frame_html(frame: pd.DataFrame, *, max_rows: int | None = None, join_ci: bool = True,
+               p_columns: Iterable[str] = _P_COLUMNS, table_id: str | None = None) -> str:
+    """A DataFrame as an HTML table for reading: every text cell HTML-escaped, numbers right-aligned and
+    never wrapped, p-values via :func:`format_p_value`, and (``join_ci``) ``ci_low``/``ci_high`` shown as one
+    ``CI`` cell. ``max_rows`` shows the first rows and says how many were left out."""
+    if frame is None or len(frame.columns) == 0:
+        return "<p><i>no rows</i></p>"
+    shown = frame if max_rows is None else frame.head(max_rows)
+    out = records_html(shown.to_dict(orient="records"), [str(c) for c in shown.columns], join_ci=join_ci,
+                       p_columns=p_columns, table_id=table_id)
+    if len(shown) < len(frame):
+        out += f"<p><i>first {len(shown):,} of {len(frame):,} rows</i></p>"
+    return out
+
+
+def records_html(records: Sequence[dict[str, Any]], columns: Sequence[str], *, join_ci: bool = True,
+                 p_columns: Iterable[str] = _P_COLUMNS, table_id: str | None = None) -> str:
+    """:func:`frame_html` for rows already as dicts (cheap inside a loop over many small tables)."""
+    columns = list(columns)
+    p_columns = set(p_columns)
+    ci = join_ci and {"ci_low", "ci_high"} <= set(columns)
+    if ci:
+        columns = [c for c in columns if c != "ci_high"]
+    head = "".join(f"<th>{html.escape('CI' if ci and c == 'ci_low' else str(c))}</th>" for c in columns)
+    body = []
+    for record in records:
+        cells = []
+        for c in columns:
+            value = record.get(c)
+            if ci and c == "ci_low":
+                cells.append(f"<td style='{NUMBER_CELL}'>{html.escape(format_interval(value, record['ci_high']))}</td>")
+            elif c in p_columns:
+                cells.append(f"<td style='{NUMBER_CELL}'>{html.escape(format_p_value(value))}</td>")
+            elif _missing(value) or (isinstance(value, numbers.Number) and not isinstance(value, bool)):
+                cells.append(f"<td style='{NUMBER_CELL}'>{html.escape(format_number(value))}</td>")
+            else:
+                cells.append(f"<td>{html.escape(str(value))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    ident = f" id='{html.escape(table_id)}'" if table_id else ""
+    return (f"<table{ident} class='judgelab-table' style='border-collapse:collapse'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>")

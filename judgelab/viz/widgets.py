@@ -1,10 +1,12 @@
 """ipywidgets explorers for notebooks: look at one rubric on one item, or browse where judges disagree.
 
-- :class:`RubricExplorer`: pick a rubric and an item, see the rendered prompt, run the judge, see the
-  parsed rows, the verdict and the raw output.
+- :class:`RubricExplorer`: pick a rubric and an item, see the whole rendered prompt (in a scrollable box),
+  run the judge, see the parsed rows, the verdict and the raw output. It opens on the rubric with the
+  shortest prompt.
 - :class:`DisagreementBrowser`: over a judgments table, filter to position flips, disagreements of the
-  judge with the gold rater (human or gold labels), or unscored rows; see the candidates side by side
-  with raw outputs and scores.
+  judge with the gold rater (human or gold labels), or unscored rows; see the candidates side by side,
+  every gold/reference field of the item, raw outputs and scores. Items are listed in natural order
+  (#2 before #10); the |Δ| threshold shows only where it applies (numeric scores vs the gold rater).
 
 Both keep their state in ordinary widget values (``.rubric.value``, ``.kind.value`` ...) and render
 into HTML widgets, so tests drive them headless by setting values and reading ``.value`` back.
@@ -13,6 +15,7 @@ into HTML widgets, so tests drive them headless by setting values and reading ``
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,8 +24,10 @@ import pandas as pd
 
 from judgelab.judgments import detail as row_detail
 from judgelab.judgments import is_scored, scored
+from judgelab.viz.style import frame_html
 
-__all__ = ["FILTERS", "DisagreementBrowser", "RubricExplorer", "find_disagreements"]
+__all__ = ["FILTERS", "GOLD_FIELDS", "DisagreementBrowser", "RubricExplorer", "find_disagreements", "gold_fields",
+           "natural_key"]
 
 _PAIR_FIELDS: tuple[tuple[str, str], ...] = (("output_1", "output_2"), ("response_a", "response_b"),
                                              ("candidate_a", "candidate_b"))
@@ -30,19 +35,41 @@ _SINGLE_FIELDS: tuple[str, ...] = ("response", "summary", "answer", "model_outpu
 _CONTEXT_FIELDS: tuple[str, ...] = ("input", "prompt", "question", "source_text", "context")
 _ROW_COLUMNS: tuple[str, ...] = ("criterion", "side", "condition", "status", "score", "winner", "verdict",
                                  "confidence", "unscored_reason")
+# item fields that hold a reference answer or label (reference-gold items carry gold_answers, LLMBar a label ...)
+GOLD_FIELDS: tuple[str, ...] = ("gold", "gold_answer", "gold_answers", "gold_label", "reference", "reference_answer",
+                                "references", "label", "labels", "human_label", "expected", "expected_output",
+                                "answer_key", "target")
+_GOLD_PREFIXES: tuple[str, ...] = ("gold", "reference", "label", "human_", "expected")
+_BOX = "max-height:24em;overflow:auto;border:1px solid #ddd;padding:4px;background:#fafafa"
 
 
-def _pre(text: Any, limit: int = 4000) -> str:
+def _pre(text: Any, limit: int | None = None, *, box: bool = True) -> str:
+    """Text as an escaped <pre>: the whole of it in a scrollable box (``limit`` cuts and says how much)."""
     body = "" if text is None or (isinstance(text, float) and text != text) else str(text)
-    if len(body) > limit:
+    if limit is not None and len(body) > limit:
         body = body[:limit] + f"\n… ({len(body) - limit} more characters)"
-    return f"<pre style='white-space:pre-wrap;margin:0'>{html.escape(body)}</pre>"
+    style = "white-space:pre-wrap;word-break:break-word;margin:0" + (f";{_BOX}" if box else "")
+    return f"<pre style='{style}'>{html.escape(body)}</pre>"
 
 
 def _table_html(frame: pd.DataFrame) -> str:
     if frame.empty:
         return "<i>no rows</i>"
-    return frame.to_html(index=False, escape=True, na_rep="", border=0)
+    return frame_html(frame)
+
+
+def natural_key(text: Any) -> tuple[Any, ...]:
+    """Sort key reading digit runs as numbers: "LLMBar/Natural#2" before "LLMBar/Natural#10"."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part.lower())
+                 for part in re.split(r"(\d+)", str(text)) if part)
+
+
+def gold_fields(columns: Sequence[Any]) -> list[str]:
+    """The item fields holding a gold/reference answer or label, in :data:`GOLD_FIELDS` order, then any other
+    column named like one (``gold_*``, ``reference*``, ``label*``, ``human_*``, ``expected*``)."""
+    names = [str(c) for c in columns]
+    known = [f for f in GOLD_FIELDS if f in names]
+    return known + [c for c in names if c not in known and c.lower().startswith(_GOLD_PREFIXES)]
 
 
 class RubricExplorer:
@@ -54,13 +81,17 @@ class RubricExplorer:
     """
 
     def __init__(self, rubrics: Sequence[str] | None = None, items: Mapping[str, list[dict[str, Any]]] | None = None,
-                 *, model: str = "local/smollm2", max_tokens: int = 128, **run_options: Any) -> None:
+                 *, rubric: str | None = None, model: str = "local/smollm2", max_tokens: int = 128,
+                 **run_options: Any) -> None:
         from judgelab.rubrics import list_rubrics
 
         self._items = dict(items or {})
         self._run_options = run_options
         self.table: pd.DataFrame | None = None  # the judgments rows of the last run
-        self.rubric = w.Dropdown(options=list(rubrics or list_rubrics()), description="rubric")
+        names = list(rubrics or list_rubrics())
+        if rubric is not None and rubric not in names:
+            raise ValueError(f"rubric {rubric!r} is not among the explorer's rubrics {names}")
+        self.rubric = w.Dropdown(options=names, value=rubric or self._shortest(names), description="rubric")
         self.item = w.Dropdown(options=[], description="item")
         self.model = w.Text(value=model, description="model")
         self.max_tokens = w.BoundedIntText(value=max_tokens, min=8, max=4096, description="max tokens")
@@ -80,6 +111,20 @@ class RubricExplorer:
         self.widget = w.VBox([w.HBox([self.rubric, self.item]), w.HBox([self.model, self.max_tokens, self.swap]),
                               w.HBox([self.run_button, self.status]), self.verdict, tabs])
         self._refresh_items()
+
+    def _shortest(self, names: list[str]) -> str:
+        """The rubric whose first item gives the shortest prompt: the explorer opens on something readable."""
+        def length(name: str) -> float:
+            try:
+                from judgelab.rubrics import load_rubric
+
+                items = self.items_for(name)
+                requests = load_rubric(name).requests(items[0]) if items else []
+                return sum(len(m["content"]) for r in requests for m in r.messages) or float("inf")
+            except Exception:  # a rubric whose example cannot be rendered here is simply not the one to open on
+                return float("inf")
+
+        return min(names, key=length)
 
     def items_for(self, rubric: str) -> list[dict[str, Any]]:
         from judgelab.rubrics import example_items, load_rubric
@@ -200,8 +245,9 @@ class DisagreementBrowser:
     """Browse the rows of a judgments table where a judge flips, disagrees with the gold rater, or is unscored.
 
     ``items``: the item texts (e.g. ``dataset.items``) joined on ``item_id`` to show candidates side by
-    side. ``gold``: the judge compared against (human or gold labels; default "gold" when the table has
-    gold rows, else "human").
+    side and every gold/reference field (:func:`gold_fields`). ``gold``: the judge compared against (human
+    or gold labels; default "gold" when the table has gold rows, else "human"). Matching items are listed
+    in natural order; the |Δ| threshold is shown only for "judge vs gold" on numeric scores.
     """
 
     def __init__(self, table: pd.DataFrame, items: pd.DataFrame | None = None, *, gold: str | None = None,
@@ -223,12 +269,18 @@ class DisagreementBrowser:
         for control in (self.kind, self.judge, self.gold, self.threshold):
             control.observe(lambda _: self.refresh(), names="value")
         self.matches.observe(lambda _: self.show(), names="value")
+        self._numeric = {str(j): bool(scored(table[table["judge"] == j])["score"].notna().any()) for j in judges}
         self.widget = w.VBox([w.HBox([self.kind, self.judge]), w.HBox([self.gold, self.threshold]),
                               self.count, self.matches, self.view])
         self.refresh()
 
+    def threshold_applies(self) -> bool:
+        """Whether the |Δ| threshold means anything now: "judge vs gold" on a judge with numeric scores."""
+        return self.kind.value == "judge vs gold" and self._numeric.get(str(self.judge.value), False)
+
     def refresh(self) -> None:
         """Recompute the matching items for the current filter and show the first."""
+        self.threshold.layout.display = "" if self.threshold_applies() else "none"
         try:
             self.found = find_disagreements(self.table, self.kind.value, self.judge.value,
                                             gold=self.gold.value, threshold=float(self.threshold.value))
@@ -237,7 +289,7 @@ class DisagreementBrowser:
             self.count.value = f"<b>{html.escape(str(exc))}</b>"
             self.matches.options, self.view.value = [], ""
             return
-        ids = list(dict.fromkeys(self.found["item_id"].astype(str))) if len(self.found) else []
+        ids = sorted(set(self.found["item_id"].astype(str)), key=natural_key) if len(self.found) else []
         self.count.value = f"<b>{len(ids)}</b> item(s), {len(self.found)} row(s) match “{html.escape(self.kind.value)}”"
         self.matches.options = ids
         self.matches.value = ids[0] if ids else None
@@ -252,29 +304,53 @@ class DisagreementBrowser:
         parts = [f"<h4>{html.escape(str(item_id))}</h4>", self._texts(str(item_id))]
         rows = self.table[(self.table["item_id"].astype(str) == item_id) &
                           self.table["judge"].isin([self.judge.value, self.gold.value])]
-        parts.append(_table_html(rows[["judge", *[c for c in _ROW_COLUMNS if c in rows.columns]]]))
+        columns = [c for c in _ROW_COLUMNS if c in rows.columns and rows[c].notna().any()]  # no all-empty columns
+        parts.append(_table_html(rows[["judge", *columns]]))
         for _, r in rows[rows["judge"] == self.judge.value].iterrows():
             label = f"{r['condition']} · {r['criterion']}" + (f" · {r['side']}" if pd.notna(r["side"]) else "")
             extra = row_detail(r).get("published_winner")
-            parts.append(f"<b>raw output ({html.escape(label)})</b>" + (f" published winner: {extra}" if extra else "")
-                         + _pre(r["raw_output"], 1500))
+            parts.append(f"<b>raw output ({html.escape(label)})</b>"
+                         + (f" published winner: {html.escape(str(extra))}" if extra else "") + _pre(r["raw_output"]))
         self.view.value = "\n".join(parts)
 
     def _texts(self, item_id: str) -> str:
         if self.items is None or item_id not in self.items.index:
             return "<i>(no item texts: pass items= to see the candidates)</i>"
         item = self.items.loc[item_id]
-        out = [f"<b>{f}</b>{_pre(item[f], 1500)}" for f in _CONTEXT_FIELDS if f in item.index]
+        if isinstance(item, pd.DataFrame):  # an item id listed twice: show its first record
+            item = item.iloc[0]
+        out = [f"<b>{f}</b>{_pre(item[f])}" for f in _CONTEXT_FIELDS if f in item.index]
         for a, b in _PAIR_FIELDS:
             if a in item.index and b in item.index:
                 cell = "<td style='vertical-align:top;width:50%'><b>{}</b>{}</td>"
-                out.append("<table style='width:100%'><tr>" + cell.format(a, _pre(item[a], 2500)) +
-                           cell.format(b, _pre(item[b], 2500)) + "</tr></table>")
-                return "".join(out)
-        out += [f"<b>{f}</b>{_pre(item[f], 2500)}" for f in _SINGLE_FIELDS if f in item.index]
+                out.append("<table style='width:100%'><tr>" + cell.format(a, _pre(item[a])) +
+                           cell.format(b, _pre(item[b])) + "</tr></table>")
+                break
+        else:
+            out += [f"<b>{f}</b>{_pre(item[f])}" for f in _SINGLE_FIELDS if f in item.index]
+        present = [f for f in gold_fields(item.index) if not _is_empty(item[f])]
+        out += [f"<b>{html.escape(f)}</b> <i>(gold / reference)</i>{_pre(_as_text(item[f]), box=False)}" for f in present]
         return "".join(out)
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
         display(self.widget)
+
+
+def _is_empty(value: Any) -> bool:
+    if isinstance(value, list | tuple | dict):
+        return len(value) == 0
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # array-likes: empty only when they have no element
+        return len(value) == 0
+
+
+def _as_text(value: Any) -> str:
+    """A gold field as text: one line per answer for a list (gold_answers), else the value."""
+    if hasattr(value, "tolist") and not isinstance(value, str):
+        value = value.tolist()
+    if isinstance(value, list | tuple):
+        return "\n".join(f"• {v}" for v in value)
+    return str(value)

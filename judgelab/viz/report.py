@@ -1,0 +1,469 @@
+"""The shareable HTML report of a run, a probe, a released data set or any judgments table.
+
+``judgelab.report(result, "report.html")`` (and ``judgelab report RUN_DIR``) writes ONE static HTML file
+that opens in any browser with no network: figures are inline PNG data URIs, the only script is a few
+inline lines for the search box. It shows the summary line, status counts and unscored reasons, the
+score and verdict distributions, a probe's summary with its intervals, and a searchable table of every
+judgment with its rendered prompt (when the rubric and items reproduce the recorded ``prompt_hash``), its
+raw output and its parsed rows.
+
+Everything that comes from the data is HTML-escaped (a raw output holding ``<script>`` shows as text), and
+every text passes through the secret redaction of :mod:`judgelab.backends.redaction` before it is written.
+
+:func:`result_html` is the notebook view (``_repr_html_``) of a run, a probe and a data set: the summary
+line and the head of the table.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgelab import judgments
+from judgelab.backends.redaction import redact
+from judgelab.errors import ConfigError, JudgelabError
+from judgelab.viz.style import format_number, frame_html, records_html
+
+__all__ = ["MAX_JUDGMENTS", "REPORT_FILE", "ReportSource", "gather", "read_run", "report", "result_html",
+           "summary_line"]
+
+REPORT_FILE = "report.html"
+MAX_JUDGMENTS = 2000  # judgments listed in the searchable table; the report says when more were left out
+_TABLE_FILES = ("judgments.parquet", "judgments.jsonl")
+_HEAD_COLUMNS = ("item_id", "judge", "criterion", "side", "condition", "repeat", "status", "score", "winner",
+                 "verdict", "confidence", "unscored_reason")
+_GROUP = ["run_id", "item_id", "judge", "condition", "repeat"]  # one judgment: one item, judge, condition, repeat
+
+
+@dataclass
+class ReportSource:
+    """What a report shows, gathered from a result, a table or a run folder (:func:`gather`)."""
+
+    table: pd.DataFrame
+    title: str
+    stats: dict[str, Any] | None = None  # a run's RunStats fields
+    summary: pd.DataFrame | None = None  # a probe's summary (result frame + condition, policy)
+    probe: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    items: pd.DataFrame | None = None
+    rubric: Any = None
+    notes: list[str] = field(default_factory=list)  # what could not be shown, and why
+    probe_result: Any = None  # the ProbeResult itself, for its own figure
+
+
+# ---------------------------------------------------------------- inputs
+def read_run(path: str | Path) -> ReportSource:
+    """A run or probe folder (judgments.parquet or .jsonl, and run.json when present) or a table file."""
+    path = Path(path)
+    if path.is_dir():
+        found = [path / name for name in _TABLE_FILES if (path / name).exists()]
+        if not found:
+            raise judgments.JudgmentsFileNotFoundError(
+                f"{path} holds no judgments table ({' or '.join(_TABLE_FILES)}); give a run folder or a table file")
+        table_file, meta_file = found[0], path / "run.json"
+    else:
+        table_file, meta_file = path, path.parent / "run.json"
+    table = judgments.load(table_file)
+    meta: dict[str, Any] = json.loads(meta_file.read_text()) if meta_file.exists() else {}
+    source = ReportSource(table=table, title=str(path), stats=meta.get("stats"), meta=meta)
+    if meta.get("summary"):
+        source.summary = pd.DataFrame(meta["summary"])
+        source.probe = str(meta.get("probe") or "probe")
+    return source
+
+
+def gather(result: Any, *, items: Any = None, rubric: Any = None, title: str | None = None) -> ReportSource:
+    """A :class:`ReportSource` from a judgments table, a RunResult, a ProbeResult, a DatasetResult, or the path
+    of a run folder / table file. ``items`` and ``rubric`` (default: the ones a run folder's run.json names,
+    else a built-in rubric named in the table) let the report show each judgment's rendered prompt."""
+    if isinstance(result, str | Path):
+        source = read_run(result)
+    elif isinstance(result, pd.DataFrame):
+        source = ReportSource(table=judgments.validate(result), title="judgments table")
+    elif hasattr(result, "summary") and hasattr(result, "probe") and hasattr(result, "table"):
+        meta = dict(getattr(result, "meta", {}) or {})
+        source = ReportSource(table=result.table, title=f"{result.probe} probe", summary=result.summary,
+                              probe=result.probe, meta=meta, probe_result=result)
+    elif hasattr(result, "stats") and hasattr(result, "table"):
+        stats = result.stats if isinstance(result.stats, Mapping) else dict(vars(result.stats))
+        source = ReportSource(table=result.table, title="judge run", stats=stats)
+    elif hasattr(result, "items") and hasattr(result, "source") and hasattr(result, "table"):
+        source = ReportSource(table=result.table, title=f"data set {result.name}", items=result.items,
+                              meta={"source": f"{result.source.repo}@{result.source.commit}"})
+    else:
+        raise ConfigError(f"report() takes a judgments table, a RunResult, a ProbeResult, a DatasetResult or a run "
+                          f"folder, not {type(result).__name__}")
+    if title:
+        source.title = title
+    _attach_items(source, items)
+    _attach_rubric(source, rubric)
+    return source
+
+
+def _attach_items(source: ReportSource, items: Any) -> None:
+    from judgelab.engine.items import read_items
+
+    data = items if items is not None else source.meta.get("items_file") or source.meta.get("data")
+    if data is None:
+        if source.items is None:
+            source.notes.append("prompts and item texts are not shown: no items were given (items= / --data)")
+        return
+    try:
+        source.items = read_items(data)
+    except JudgelabError as exc:
+        source.notes.append(f"prompts and item texts are not shown: {exc}")
+
+
+def _attach_rubric(source: ReportSource, rubric: Any) -> None:
+    from judgelab.rubrics import list_rubrics, load_rubric
+
+    if rubric is None:
+        rubric = source.meta.get("rubric_file") or source.meta.get("rubric")
+        names = sorted(set(source.table["rubric"].dropna().astype(str)))
+        if rubric is None and len(names) == 1 and names[0] in list_rubrics():
+            rubric = names[0]
+    if rubric is None:
+        if source.items is not None:
+            source.notes.append("prompts are not shown: no rubric was given (rubric=) and the table names none "
+                                "of the built-in rubrics")
+        return
+    try:
+        source.rubric = load_rubric(rubric, **source.meta.get("rubric_params", {})) \
+            if isinstance(rubric, str | Path) else rubric
+    except JudgelabError as exc:
+        source.notes.append(f"prompts are not shown: {exc}")
+
+
+def _rendered_prompts(source: ReportSource) -> dict[str, list[dict[str, str]]]:
+    """prompt_hash -> messages, for every recorded prompt the rubric and items reproduce exactly."""
+    table, rubric = source.table, source.rubric
+    if rubric is None or source.items is None or "prompt_hash" not in table:
+        return {}
+    wanted = set(table["prompt_hash"].dropna().astype(str))
+    judged = set(table.loc[table["prompt_hash"].notna(), "item_id"].astype(str))
+    found: dict[str, list[dict[str, str]]] = {}
+    orders = (False, True) if getattr(rubric, "mode", "") == "pairwise" else (False,)
+    for item in source.items.to_dict(orient="records"):
+        if str(item["item_id"]) not in judged:
+            continue
+        for swapped in orders:
+            try:
+                requests = rubric.requests(item, swapped=swapped)
+            except (JudgelabError, KeyError, ValueError):  # an item the rubric cannot render: no prompt shown
+                continue
+            for request in requests:
+                digest = request.prompt_hash()
+                if digest in wanted:
+                    found[digest] = list(request.messages)
+    missing = wanted - set(found)
+    if missing:
+        source.notes.append(f"{len(missing)} of {len(wanted)} recorded prompt(s) are not shown: the rubric and items "
+                            "given do not reproduce their prompt_hash (a perturbed condition, other rubric "
+                            "parameters or other items)")
+    return found
+
+
+# ---------------------------------------------------------------- the summary line
+def summary_line(table: pd.DataFrame, stats: Mapping[str, Any] | None = None) -> str:
+    """One sentence: items, judgments (ok / unscored), judges, and for a run its calls, cache hits, cost and time."""
+    counts = judgments.status_counts(table)
+    ok = counts.get(judgments.OK, 0)
+    judges = sorted(set(table["judge"].dropna().astype(str)))
+    parts = [f"{table['item_id'].nunique():,} items", f"{len(table):,} judgment rows ({ok:,} ok, "
+             f"{len(table) - ok:,} unscored)", f"{len(judges)} judge(s): {', '.join(judges[:6])}"
+             + (" …" if len(judges) > 6 else "")]
+    conditions = sorted(set(table["condition"].dropna().astype(str)))
+    if conditions and conditions != ["original"]:
+        parts.append(f"conditions: {', '.join(conditions)}")
+    if stats:
+        parts.append(f"{stats.get('api_calls', 0):,} API calls, {stats.get('cache_hits', 0):,} cache hits, "
+                     f"{stats.get('retries', 0):,} retries")
+        cost = stats.get("cost_usd")
+        parts.append("cost unknown" if cost is None or (isinstance(cost, float) and math.isnan(cost))
+                     else f"cost ${cost:.4f}")
+        if stats.get("wall_s") is not None:
+            parts.append(f"{float(stats['wall_s']):.1f} s")
+    return "; ".join(parts)
+
+
+# ---------------------------------------------------------------- notebook views
+def result_html(title: str, table: pd.DataFrame, *, stats: Mapping[str, Any] | None = None,
+                summary: pd.DataFrame | None = None, head: int = 10) -> str:
+    """The notebook view of a result: its title and summary line, a summary frame when given, the table's head."""
+    columns = [c for c in _HEAD_COLUMNS if c in table.columns and table[c].notna().any()]
+    parts = [f"<div><b>{html.escape(title)}</b>: {html.escape(summary_line(table, stats))}</div>"]
+    if summary is not None and len(summary):
+        parts.append(frame_html(summary))
+    parts.append(frame_html(table[columns], max_rows=head))
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------- figures
+def _png(fig: Any) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    return ("<img alt='figure' style='max-width:100%' src='data:image/png;base64,"
+            + base64.b64encode(buffer.getvalue()).decode("ascii") + "'>")
+
+
+def _distribution_figures(table: pd.DataFrame) -> list[str]:
+    """Bar charts of the scored rows: score counts per criterion (one panel each), and winners/verdicts."""
+    import seaborn as sns
+    from matplotlib.figure import Figure
+
+    from judgelab.viz.style import FIG_WIDTH, use_style
+
+    ok = judgments.scored(table)
+    out = []
+    scores = ok[ok["score"].notna()].assign(score=lambda f: f["score"].astype(float).round(2))
+    with use_style():
+        if len(scores):
+            criteria = list(dict.fromkeys(scores["criterion"].astype(str)))[:8]
+            fig = Figure(figsize=(FIG_WIDTH, 2.4 * math.ceil(len(criteria) / 2)))
+            for k, criterion in enumerate(criteria):
+                ax = fig.add_subplot(math.ceil(len(criteria) / 2), 2 if len(criteria) > 1 else 1, k + 1)
+                part = scores[scores["criterion"].astype(str) == criterion]
+                counts = part.groupby(["judge", "score"]).size().rename("rows").reset_index()
+                sns.barplot(data=counts, x="score", y="rows", hue="judge", ax=ax, legend=k == 0)
+                ax.set_title(f"score: {criterion}")
+            fig.tight_layout()
+            out.append(_png(fig))
+        labels = ok.assign(verdict_label=ok["winner"].fillna(ok["verdict"]))
+        labels = labels[labels["verdict_label"].notna() & labels["side"].isna()]
+        if (labels["criterion"] == "overall").any():  # the whole-answer verdict, not each criterion's again
+            labels = labels[labels["criterion"] == "overall"]
+        if len(labels):
+            counts = labels.groupby(["condition", "verdict_label"]).size().rename("rows").reset_index()
+            fig = Figure(figsize=(FIG_WIDTH * 0.7, 2.8))
+            ax = fig.add_subplot()
+            sns.barplot(data=counts, x="verdict_label", y="rows", hue="condition", ax=ax)
+            ax.set_xlabel("winner / verdict (original labels)")
+            ax.set_title("verdicts" + (" (criterion overall)" if (labels["criterion"] == "overall").all() else ""))
+            fig.tight_layout()
+            out.append(_png(fig))
+    return out
+
+
+def _probe_figure(source: ReportSource) -> str:
+    import matplotlib.pyplot as plt
+
+    from judgelab.probes.result import ProbeResult
+
+    result = source.probe_result or ProbeResult(str(source.probe), source.table, source.summary)
+    try:
+        drawn = result.plot()
+    except (ValueError, KeyError) as exc:  # nothing finite to draw: say so instead of a blank figure
+        return f"<p><i>no figure: {html.escape(str(exc))}</i></p>"
+    fig = getattr(drawn, "figure", drawn)
+    try:
+        return _png(fig)
+    finally:
+        plt.close(fig)
+
+
+# ---------------------------------------------------------------- the tables
+def _status_html(table: pd.DataFrame) -> str:
+    counts = pd.DataFrame([{"status": s, "rows": n} for s, n in judgments.status_counts(table).items() if n])
+    unscored = table[~judgments.is_scored(table)]
+    parts = [frame_html(counts)]
+    if len(unscored):
+        reasons = (unscored.assign(unscored_reason=unscored["unscored_reason"].fillna("(no reason recorded)"))
+                   .groupby(["status", "unscored_reason"]).size().rename("rows").reset_index()
+                   .sort_values("rows", ascending=False))
+        parts.append("<h3>Unscored reasons</h3>" + frame_html(reasons, max_rows=50))
+    else:
+        parts.append("<p>Every row is scored.</p>")
+    return "\n".join(parts)
+
+
+def _counts_html(table: pd.DataFrame) -> str:
+    ok = judgments.scored(table)
+    parts = []
+    scores = ok[ok["score"].notna()]
+    if len(scores):
+        wide = (scores.assign(score=scores["score"].astype(float).map(format_number))
+                .groupby(["judge", "criterion", "condition", "score"]).size().unstack(fill_value=0).reset_index())
+        parts.append("<h3>Score counts</h3>" + frame_html(wide, max_rows=60))
+    labels = ok.assign(verdict_label=ok["winner"].fillna(ok["verdict"]))
+    labels = labels[labels["verdict_label"].notna()]
+    if len(labels):
+        wide = (labels.groupby(["judge", "criterion", "condition", "verdict_label"]).size().unstack(fill_value=0)
+                .reset_index())
+        parts.append("<h3>Winner / verdict counts</h3>" + frame_html(wide, max_rows=60))
+    return "\n".join(parts) or "<p><i>no scored rows</i></p>"
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def _pre(text: Any) -> str:
+    return f"<pre>{html.escape('' if _missing(text) else str(text))}</pre>"
+
+
+def _verdict_text(rows: list[dict[str, Any]]) -> str:
+    bits = []
+    for r in rows:
+        if r["status"] != judgments.OK:
+            continue
+        value = next((r[c] for c in ("winner", "verdict") if isinstance(r.get(c), str)), None)
+        side = f":{r['side']}" if isinstance(r.get("side"), str) else ""
+        bits.append(f"{r['criterion']}{side} {value if value is not None else format_number(r.get('score'))}")
+    return "; ".join(bits)
+
+
+def _judgment_row(key: tuple[Any, ...], rows: list[dict[str, Any]], item: Mapping[str, Any] | None,
+                  prompts: Mapping[str, list[dict[str, str]]], parsed_columns: list[str]) -> str:
+    """One judgment (item x judge x condition x repeat): its cells, then the item, prompt, raw output and rows."""
+    _, item_id, judge, condition, repeat = key
+    statuses = sorted({str(r["status"]) for r in rows})
+    status = ", ".join(statuses)
+    sections = []
+    if item is not None:
+        sections.append("<h4>item</h4>" + "".join(f"<b>{html.escape(str(k))}</b>{_pre(v)}"
+                                                  for k, v in item.items() if not _missing(v)))
+    for digest in dict.fromkeys(str(r["prompt_hash"]) for r in rows if not _missing(r.get("prompt_hash"))):
+        messages = prompts.get(digest)
+        body = "".join(f"<b>{html.escape(m['role'])}</b>{_pre(m['content'])}" for m in messages) if messages \
+            else "<p><i>not reproduced (see the notes at the top)</i></p>"
+        sections.append(f"<h4>prompt <small>{html.escape(digest)}</small></h4>{body}")
+    calls = {r.get("call_id"): r.get("raw_output") for r in rows}  # one raw output per call
+    sections += ["<h4>raw output</h4>" + _pre(raw) for raw in calls.values()]
+    sections.append("<h4>parsed rows</h4>" + records_html(rows, parsed_columns))
+    reason = next((str(r["unscored_reason"]) for r in rows if not _missing(r.get("unscored_reason"))), "")
+    cells = [item_id, judge, condition, format_number(repeat), status, _verdict_text(rows) or reason]
+    return (f"<tr class='judgment' data-status='{html.escape(status)}'>"
+            + "".join(f"<td>{html.escape('' if _missing(c) else str(c))}</td>" for c in cells)
+            + f"<td><details><summary>prompt, raw output, rows</summary>{''.join(sections)}</details></td></tr>")
+
+
+def _judgments_html(source: ReportSource, prompts: Mapping[str, list[dict[str, str]]],
+                    max_judgments: int) -> tuple[str, int, int]:
+    """The searchable table: one row per judgment, in table order; (html, judgments listed, judgments in all)."""
+    table = source.table
+    items: dict[str, dict[str, Any]] = {}
+    if source.items is not None:
+        for item in source.items.to_dict(orient="records"):
+            items.setdefault(str(item["item_id"]), item)
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for record in table.to_dict(orient="records"):  # plain dicts: per-group pandas calls cost seconds
+        groups.setdefault(tuple(record[c] for c in _GROUP), []).append(record)
+    parsed_columns = [c for c in ("criterion", "side", "status", "score", "winner", "verdict", "confidence",
+                                  "unscored_reason", "detail") if c in table.columns]
+    rows_html = [_judgment_row(key, rows, items.get(str(key[1])), prompts, parsed_columns)
+                 for key, rows in list(groups.items())[:max_judgments]]
+    head = "".join(f"<th>{h}</th>" for h in ("item", "judge", "condition", "repeat", "status", "verdict", ""))
+    body = f"<table id='judgments'><thead><tr>{head}</tr></thead><tbody>{''.join(rows_html)}</tbody></table>"
+    return body, len(rows_html), len(groups)
+
+
+# ---------------------------------------------------------------- the page
+_CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;margin:2em auto;max-width:1200px;
+padding:0 1em;color:#222;line-height:1.4}
+h1{font-size:1.5em;margin-bottom:.2em} h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.5em 0;font-size:.9em} th,td{border:1px solid #ddd;padding:.25em .5em;
+vertical-align:top;text-align:left} th{background:#f3f3f3}
+pre{white-space:pre-wrap;word-break:break-word;background:#f8f8f8;border:1px solid #eee;padding:.4em;margin:.2em 0 .6em;
+max-height:24em;overflow:auto} details summary{cursor:pointer;color:#0072B2}
+.summary{font-size:1.05em;background:#eef5fb;border-left:4px solid #0072B2;padding:.5em .8em}
+.notes{color:#8a4b00} #search{font-size:1em;padding:.3em .5em;width:30em;max-width:100%}
+tr.judgment[data-status]:not([data-status='ok']) td:nth-child(5){color:#D55E00;font-weight:bold}
+"""
+
+# the whole script: filter the judgment rows by every word typed (case-insensitive, over the row's text)
+_SEARCH_JS = """
+(function(){
+  var box=document.getElementById('search'), shown=document.getElementById('shown');
+  var rows=Array.prototype.slice.call(document.querySelectorAll('#judgments tbody tr.judgment'));
+  var texts=rows.map(function(r){return r.textContent.toLowerCase();});
+  function filter(){
+    var words=box.value.toLowerCase().split(/\\s+/).filter(Boolean), n=0;
+    rows.forEach(function(r,i){
+      var keep=words.every(function(w){return texts[i].indexOf(w)>=0;});
+      r.style.display=keep?'':'none'; if(keep){n++;}
+    });
+    shown.textContent=n+' of '+rows.length+' judgments shown';
+  }
+  box.addEventListener('input',filter); filter();
+})();
+"""
+
+
+def _document(source: ReportSource, max_judgments: int) -> str:
+    from judgelab import __version__
+
+    prompts = _rendered_prompts(source)
+    # THE one place the report's data meets the secret redaction of judgelab.backends.redaction (issue 15):
+    # the table, item texts, rendered prompts, probe summary and metadata are redacted before any is written
+    clean = redact({"table": source.table, "items": source.items, "summary": source.summary, "meta": source.meta,
+                    "stats": source.stats, "prompts": prompts, "title": source.title, "notes": source.notes})
+    source = ReportSource(table=clean["table"], title=clean["title"], stats=clean["stats"], summary=clean["summary"],
+                          probe=source.probe, meta=clean["meta"], items=clean["items"], rubric=source.rubric,
+                          notes=clean["notes"], probe_result=source.probe_result)
+    prompts = clean["prompts"]
+    table = source.table
+    sections = [f"<h1>{html.escape(source.title)}</h1>",
+                f"<p class='summary' id='summary'>{html.escape(summary_line(table, source.stats))}</p>"]
+    about = {k: v for k, v in source.meta.items() if k in ("model", "rubric", "probe", "data", "source", "demo")}
+    if about:
+        sections.append("<p>" + "; ".join(f"<b>{html.escape(str(k))}</b>: {html.escape(str(v))}"
+                                          for k, v in about.items()) + "</p>")
+    if any(str(j).startswith("local/") for j in table["judge"].dropna().unique()):
+        sections.append("<p class='notes'>The judge local/smollm2 is the embedded 135M plumbing model: its "
+                        "verdicts show how judgelab works, not how good an answer is.</p>")
+    judgment_html, shown, total = _judgments_html(source, prompts, max_judgments)
+    notes = list(source.notes)
+    if shown < total:
+        notes.append(f"the judgments table below lists the first {shown:,} of {total:,} judgments "
+                     f"(max_judgments={max_judgments:,}); every count and figure uses all of them")
+    if notes:
+        sections.append("<ul class='notes'>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>")
+    sections.append("<h2 id='status'>Status</h2>" + _status_html(table))
+    if source.summary is not None and len(source.summary):
+        sections.append(f"<h2 id='probe'>Probe: {html.escape(str(source.probe))}</h2>"
+                        + frame_html(source.summary) + _probe_figure(source))
+    sections.append("<h2 id='distributions'>Scores and verdicts</h2>" + "".join(_distribution_figures(table))
+                    + _counts_html(table))
+    sections.append("<h2 id='items'>Judgments</h2><p><input id='search' type='search' "
+                    "placeholder='filter: words from item, judge, status, prompt or output' autocomplete='off'> "
+                    f"<span id='shown'>{shown} of {shown} judgments shown</span></p>" + judgment_html)
+    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>judgelab report: {html.escape(source.title)}</title><style>{_CSS}</style></head><body>"
+            + "\n".join(sections)
+            + f"<p><small>written by judgelab {html.escape(__version__)}; a static page with no network "
+            "access.</small></p>" + f"<script>{_SEARCH_JS}</script></body></html>\n")
+
+
+def report(result: Any, path: str | Path = REPORT_FILE, *, items: Any = None, rubric: Any = None,
+           title: str | None = None, max_judgments: int = MAX_JUDGMENTS) -> Path:
+    """Write the HTML report of ``result`` (a judgments table, RunResult, ProbeResult, DatasetResult, or the path
+    of a run folder or table file) to ``path``; returns the path.
+
+    ``items`` (anything :func:`judgelab.run` reads) and ``rubric`` let the report show each judgment's rendered
+    prompt: a prompt is shown only when rendering the rubric on the item gives the recorded ``prompt_hash``.
+    A run folder written by ``judgelab run`` names its data and rubric, so ``judgelab report runs/`` finds them.
+    ``max_judgments`` caps the searchable list (the counts and figures always use every row).
+    """
+    if max_judgments < 1:
+        raise ConfigError(f"max_judgments must be at least 1, not {max_judgments}")
+    source = gather(result, items=items, rubric=rubric, title=title)
+    out = Path(path)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.tmp")
+        tmp.write_text(_document(source, max_judgments), encoding="utf-8")
+        tmp.replace(out)
+    except OSError as exc:
+        raise ConfigError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
+    return out
