@@ -26,6 +26,8 @@ import pandas as pd
 from judgelab.datasets.result import DatasetResult
 from judgelab.datasets.sources import DataNotFoundError, available_paths, fetch_files, local_root
 from judgelab.judgments import OK
+from judgelab.rubrics.base import ParseFailure
+from judgelab.rubrics.verdict_text import read_score, read_winner
 
 __all__ = ["FOLDER", "llmbar", "llmbar_combinations", "llmbar_splits", "resolve_split"]
 
@@ -33,6 +35,7 @@ FOLDER = "LLMBar"
 _PREFIX = "Dataset/"
 _WINNER = {"1": "A", "2": "B"}
 _CONDITIONS = (("swap = False", "original"), ("swap = True", "swapped"))
+_RATING_SCALE = (0, 9)  # LLMBar's rating prompts: "an integer between 0 and 9"
 RatingWinner = Literal["from_scores", "as_published"]
 
 
@@ -104,11 +107,14 @@ def llmbar(
 
     The table holds one ``judge="gold"`` row per item (the dataset label) and one judge row per
     item and order (condition "original"/"swapped"), winner "A" = output_1, "B" = output_2.
-    A verdict the LLMBar parser could not read (winner null) is a ``parse_error`` row.
+    The comparison verdicts are LLMBar's own parse (``winner`` in result.json); one the LLMBar parser
+    could not read (winner null) is a ``parse_error`` row whose reason adds why judgelab's parser
+    (:func:`judgelab.rubrics.verdict_text.read_winner`) cannot read it either.
 
     ``rating_winner`` only matters for the Rating* strategies, where each output was scored
-    1-10 on its own: "from_scores" (default) derives the winner from the two scores (equal
-    scores -> "TIE", a non-integer score -> ``parse_error``); "as_published" keeps the winners
+    0-9 on its own (the scale of LLMBar's rating prompt): "from_scores" (default) derives the winner
+    from the two scores (equal scores -> "TIE"; a reply that is not a score on 0-9, e.g. "" or
+    "10", -> ``parse_error`` naming it); "as_published" keeps the winners
     LLMBar recorded, which break a tie towards the output shown second and an unreadable score
     towards the output shown first (needed to reproduce the published statistics).
     """
@@ -238,11 +244,7 @@ def _judge_rows(
             detail["published_tiebreak"] = _published_tiebreak(final)
         else:
             winner = _WINNER.get(str(recorded)) if recorded is not None else None
-            reason = (
-                None
-                if winner
-                else "the LLMBar parser found no 'Output (a)'/'Output (b)' verdict in the completion"
-            )
+            reason = None if winner else _why_unread(raw, detail.get("finish_reason"))
         if winner is None:
             rows.append(
                 {**row, "status": "parse_error", "unscored_reason": reason or f"unknown winner {recorded!r}"}
@@ -252,14 +254,23 @@ def _judge_rows(
     return rows
 
 
+def _why_unread(raw: str | None, finish_reason: Any) -> str:
+    reason = "the LLMBar parser found no 'Output (a)'/'Output (b)' verdict in the completion"
+    try:
+        read = read_winner(raw or "")
+    except ParseFailure as failure:
+        stopped = f"; the provider stopped it: {finish_reason!r}" if finish_reason not in (None, "", "stop") else ""
+        return f"{reason} ({failure.reason}{stopped})"
+    return f"{reason} (judgelab's parser reads {read.value} from {read.matched!r})"
+
+
 def _winner_from_scores(final: dict[str, Any]) -> tuple[str | None, str | None]:
     scores = []
     for key in ("score_1", "score_2"):
-        text = str(final[key][0]).strip()
         try:
-            scores.append(int(text))
-        except ValueError:
-            return None, f"rating {key} is not an integer: {text[:60]!r}"
+            scores.append(read_score(str(final[key][0]), _RATING_SCALE, field=f"rating {key}").value)
+        except ParseFailure as failure:
+            return None, failure.reason
     if scores[0] == scores[1]:
         return "TIE", None
     return ("A" if scores[0] > scores[1] else "B"), None

@@ -22,13 +22,14 @@ from __future__ import annotations
 import csv
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 from judgelab.datasets.result import DatasetResult
 from judgelab.datasets.sources import DataNotFoundError, fetch_files
 from judgelab.judgments import OK
+from judgelab.rubrics.base import ParseFailure
+from judgelab.rubrics.verdict_text import read_yes_no
 
 __all__ = ["FOLDER", "HUMAN_FILE", "JUDGES", "openqa"]
 
@@ -39,7 +40,6 @@ JUDGES: dict[str, str] = {
     "BEM": "data/NQ301_BEM.tsv",
 }
 HUMAN_FILE = "data/NQ301_human.tsv"
-_VERDICT = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 
 
 def openqa(
@@ -179,18 +179,12 @@ def _llm_rows(
         detail = {"recorded_verdict": recorded or None}
         if answer.strip() != h[2].strip():
             detail["answer_as_judged"] = answer  # this release's judge file shows a different answer text
-        m = _VERDICT.match(reply)
-        if m:
-            rows.append({**base, "status": OK, "verdict": m.group(1).lower(), "detail": detail})
+        try:
+            verdict = read_yes_no(reply).value  # the paper's rule: the verdict opens the reply
+        except ParseFailure as failure:
+            rows.append({**base, "status": "parse_error", "detail": detail, "unscored_reason": failure.reason})
         else:
-            rows.append(
-                {
-                    **base,
-                    "status": "parse_error",
-                    "detail": detail,
-                    "unscored_reason": f"reply does not start with Yes or No: {reply.strip()[:60]!r}",
-                }
-            )
+            rows.append({**base, "status": OK, "verdict": verdict, "detail": detail})
     return rows
 
 

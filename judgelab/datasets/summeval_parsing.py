@@ -1,14 +1,26 @@
-"""Scores from the raw text of LLM_summeval judge outputs, one parser per prompt style.
+"""Scores from the raw text of LLM_summeval judge outputs, read by judgelab's one parsing layer.
 
-Each parser returns a :class:`ScoreParse`: a score on the 1-5 scale, or ``None`` with a reason
-naming what was wrong. Nothing is ever guessed from a stray digit: a response with no explicit
-score phrase is unparseable, not a 0 and not "the last number in the text".
+Each parser returns a :class:`ScoreParse`: a score on the 1-5 scale (decimals allowed, as the
+authors' own rule allows "4.5"), or ``None`` with a reason naming what was wrong.
 
-- ``mcq`` / ``altmcq``: the answer is one option letter A-E (A=1 ... E=5).
-- ``stareval``: "<n> star(s)" with a digit or a number word; the first such phrase is the verdict.
-- ``rts`` / ``altrts`` (rate-then-explain and its variant): an explicit score phrase such as
-  "Score: 4", "score of 3", "scoring a 2", "Final score: 5 (...)", "4/5" or "4 out of 5"; when a
-  response states several, the last "score" phrase wins (the verdict usually closes the text).
+- ``rts`` / ``altrts`` (rate-then-explain and its variant) and ``stareval`` (stars):
+  :func:`judgelab.rubrics.verdict_text.read_score` -- explicit score phrases first ("Score: 4",
+  "a score of 3", "I would score it a 2 out of 5", "Fluency: 3"), then bare marks ("4 out of 5",
+  "4/5", "Four stars"), then a final standalone number; hypothetical mentions ("keeps it from
+  being a perfect 5 out of 5") never count.
+- ``mcq`` / ``altmcq``: :func:`judgelab.rubrics.verdict_text.read_choice` with A=1 ... E=5.
+
+:func:`publisher_score` is the authors' own extraction (``utils.py`` of DAMO-NLP-SG/LLM_summeval),
+restated here so their numbers can be reproduced and every disagreement audited:
+
+- rts: the first ``score: N`` (N in 1-5, one optional decimal), else ``score: <word>``, else the
+  first digit 1-5 after "score"/"scoring" in the same sentence, else a number word there, else
+  ``score of <word>``, else the LAST digit 1-5 anywhere in the text; nothing at all -> -1;
+- mcq: the whole reply must be one letter A-E (anything else stops their script);
+- stareval: the token before the first " star" (a number or a number word; else their script stops).
+
+Their last-resort digit reads "3 out of 5" as 5 and "a 4 out of 5" as 5 when no "score" word is
+present; their first-phrase rule reads "a score of 5 ... resulting in a score of 4" as 5.
 """
 
 from __future__ import annotations
@@ -17,11 +29,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["PARSERS", "ScoreParse", "parse_mcq", "parse_rts", "parse_stareval"]
+from judgelab.rubrics.base import ParseFailure
+from judgelab.rubrics.verdict_text import TextVerdict, read_choice, read_score
 
-_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
-_NUM = r"(\d+(?:\.\d+)?|one|two|three|four|five)"
-_OUT_OF = r"(?:\s*/\s*(\d+)|\s+out\s+of\s+(\d+|five|ten))?"
+__all__ = ["LETTERS", "PARSERS", "ScoreParse", "parse_mcq", "parse_rts", "parse_stareval", "publisher_score"]
+
+SCALE = (1, 5)
+LETTERS: dict[str, float] = {"A": 1.0, "B": 2.0, "C": 3.0, "D": 4.0, "E": 5.0}
+_LABELS = ("score", "coherence", "consistency", "fluency", "relevance")
 
 
 @dataclass(frozen=True)
@@ -29,96 +44,30 @@ class ScoreParse:
     score: float | None
     reason: str | None = None  # why there is no score
     matched: str | None = None  # the text span the score came from
+    rule: str | None = None  # which rule of the parsing layer decided
 
 
-def _number(token: str) -> float:
-    return float(_WORDS.get(token.lower(), token))
+def _wrap(read: Callable[[], TextVerdict]) -> ScoreParse:
+    try:
+        found = read()
+    except ParseFailure as failure:
+        return ScoreParse(None, failure.reason)
+    return ScoreParse(float(found.value), None, found.matched, found.rule)
 
 
-def _checked(value: float, span: str, denominator: str | None) -> ScoreParse:
-    if denominator and _number(denominator.replace("ten", "10")) != 5:
-        return ScoreParse(None, f"score {span!r} is not on the 1-5 scale", span)
-    if not 1 <= value <= 5:
-        return ScoreParse(None, f"score {value:g} in {span!r} is outside 1-5", span)
-    return ScoreParse(value, None, span)
+def parse_rts(text: str) -> ScoreParse:
+    """A rate-then-explain reply: the score phrase that decides (see :func:`read_score`)."""
+    return _wrap(lambda: read_score(text, SCALE, decimals=True, labels=_LABELS))
 
 
-_MCQ = re.compile(r"^\s*(?:answer\s*:?\s*|option\s*)?\(?([A-E])\)?\s*(?:[.):]\s*)?(?:$|\s)", re.IGNORECASE)
+def parse_stareval(text: str) -> ScoreParse:
+    """A star rating ("4 stars", "Four stars.", "3 out of 5 stars", "★★★★☆")."""
+    return _wrap(lambda: read_score(text, SCALE, decimals=True, labels=_LABELS))
 
 
 def parse_mcq(text: str) -> ScoreParse:
     """One option letter A-E, alone or leading the answer ("B", "(D)", "Answer: C. ...")."""
-    stripped = text.strip()
-    if not stripped:
-        return ScoreParse(None, "empty response")
-    m = _MCQ.match(stripped)
-    if m is None or (
-        len(stripped) > 3 and not m.group(0).strip().endswith((".", ")", ":")) and " " in stripped[:2]
-    ):
-        return ScoreParse(None, f"no option letter A-E at the start of {stripped[:60]!r}")
-    return ScoreParse(float("ABCDE".index(m.group(1).upper()) + 1), None, m.group(0).strip())
-
-
-_STARS = re.compile(rf"\b{_NUM}{_OUT_OF}\s*(?:-\s*)?stars?\b", re.IGNORECASE)
-
-
-def parse_stareval(text: str) -> ScoreParse:
-    """The first "<n> star(s)" phrase ("4 stars", "Four stars.", "3 out of 5 stars")."""
-    m = _STARS.search(text)
-    if m is None:
-        return ScoreParse(None, f"no '<n> stars' phrase in {text.strip()[:60]!r}")
-    return _checked(_number(m.group(1)), m.group(0), m.group(2) or m.group(3))
-
-
-_CRITERIA = r"(?:coherence|consistency|fluency|relevance|overall)"
-_NUM_LOWER = r"(\d+(?:\.\d+)?|one|two|three|four|five)"
-_OUT_OF_LOWER = r"(?:\s*/\s*(\d+)|\s+out\s+of\s+(\d+|five|ten))?"
-# Tier 1: explicit score statements. Tier 2: idioms some judges use instead ("making it a 5",
-# "a perfect relevance (5)"), consulted only when tier 1 has no in-range score. Patterns run on
-# the lower-cased text, each only when its literal cue occurs (plain `in` checks are far cheaper
-# than a case-insensitive regex scan of a long reply).
-_TIER_1: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
-    (
-        ("scor", "rat"),
-        re.compile(
-            rf"\b(?:scor(?:e|es|ed|ing)|rat(?:e|es|ed|ing))\b[^.\n\d]{{0,80}}?\(?{_NUM_LOWER}\)?{_OUT_OF_LOWER}"
-        ),
-    ),
-    (("/", "out of"), re.compile(rf"\b{_NUM_LOWER}(?:\s*/\s*(\d+)|\s+out\s+of\s+(\d+|five|ten))")),
-    ((":",), re.compile(rf"\b{_CRITERIA}\s*:\s*{_NUM_LOWER}{_OUT_OF_LOWER}")),
-)
-_TIER_2: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
-    (
-        ("a ",),
-        re.compile(r"\ba\s+(?:perfect\s+)?([1-5])(?:\s+in\s+terms\b|\s*,|\s+because\b|\s+for\b|\s*\.)()()"),
-    ),
-    (("(",), re.compile(r"\(([1-5])\)()()")),
-)
-
-
-def parse_rts(text: str) -> ScoreParse:
-    """The last in-range explicit score statement; idioms only when there is none (see module doc)."""
-    if not text.strip():
-        return ScoreParse(None, "empty response")
-    lowered = text.lower()
-    rejected: list[ScoreParse] = []
-    for tier in (_TIER_1, _TIER_2):
-        found = sorted(
-            (
-                (m.start(), _checked(_number(m.group(1)), m.group(0), m.group(2) or m.group(3)))
-                for cues, pattern in tier
-                if any(cue in lowered for cue in cues)
-                for m in pattern.finditer(lowered)
-            ),
-            key=lambda pair: pair[0],
-        )
-        valid = [parse for _, parse in found if parse.score is not None]
-        if valid:  # a phrase about the article ("scored 15 goals") is not the verdict
-            return valid[-1]
-        rejected.extend(parse for _, parse in found)
-    if rejected:
-        return rejected[0]
-    return ScoreParse(None, f"no explicit score ('score: n', 'n/5', 'n out of 5') in {text.strip()[:60]!r}")
+    return _wrap(lambda: read_choice(text, LETTERS))
 
 
 PARSERS: dict[str, Callable[[str], ScoreParse]] = {
@@ -128,3 +77,51 @@ PARSERS: dict[str, Callable[[str], ScoreParse]] = {
     "altmcq": parse_mcq,
     "stareval": parse_stareval,
 }
+
+# ---------------------------------------------------------------- the authors' rule, for reproduction
+_NUMBER_WORDS = ("one", "two", "three", "four", "five")
+_WORD_RE = "|".join(_NUMBER_WORDS)
+
+
+def _publisher_rts(text: str) -> float:
+    lowered = text.lower()
+    if m := re.search(r"score:\s*([1-5](?:\.\d)?)", lowered):
+        return float(m.group(1))
+    if m := re.search(rf"score:\s*({_WORD_RE})", lowered):
+        return float(_NUMBER_WORDS.index(m.group(1)) + 1)
+    if m := re.search(r"(?:score|scoring)[^.]+[1-5](?:\.\d)?", lowered):
+        return float(re.search(r"[1-5](\.[1-5])?", m.group(0)).group(0))  # type: ignore[union-attr]
+    for pattern in (rf"(?:score|scoring)[^.]+\s(?:{_WORD_RE})[\s.,]", rf"score of (?:{_WORD_RE})[\s.,]"):
+        if m := re.search(pattern, lowered):  # their value: the FIRST number word inside the whole match
+            return float(_NUMBER_WORDS.index(re.search(_WORD_RE, m.group(0)).group(0)) + 1)  # type: ignore[union-attr]
+    if hits := re.findall(r"[1-5](?:\.\d\s)?(?:out of [1-5])?", lowered):
+        return float(re.search(r"[1-5](\.[1-5])?", hits[-1]).group(0))  # type: ignore[union-attr]
+    return -1.0
+
+
+def _publisher_stars(text: str) -> float | None:
+    m = re.search(r"(\S+)\sstar", text.lower())
+    if m is None:
+        return None
+    token = m.group(1)
+    if token in _NUMBER_WORDS:
+        return float(_NUMBER_WORDS.index(token) + 1)
+    try:
+        return float(token)
+    except ValueError:
+        return None
+
+
+def publisher_score(method: str, text: str) -> float | None:
+    """The score the LLM_summeval authors' script extracts (-1: their "cannot extract" for rts).
+
+    ``None`` where their script would stop with an error (an mcq reply that is not one letter, a
+    stareval reply without "<n> star").
+    """
+    if method in ("rts", "altrts"):
+        return _publisher_rts(text)
+    if method in ("mcq", "altmcq"):
+        return LETTERS.get(text.strip())
+    if method == "stareval":
+        return _publisher_stars(text)
+    raise ValueError(f"unknown LLM_summeval method {method!r}; known: {', '.join(PARSERS)}")

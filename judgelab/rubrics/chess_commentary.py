@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from judgelab.rubrics import parsing
 from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey, swap_label
 from judgelab.rubrics.spec import RubricSpec
 from judgelab.rubrics.spec_rubric import SpecRubric, item_text
@@ -145,9 +146,7 @@ class ChessCommentaryRubric(SpecRubric):
     # ------------------------------------------------------------------ parsing
     def parse_line(self, raw: str) -> dict[str, Any]:
         """The judge's CSV line, strictly: returns shown-slot scores, stated totals and winner."""
-        if raw is None or not raw.strip():
-            raise ParseFailure("empty output")
-        lines = [ln.strip().strip("`").strip() for ln in raw.splitlines()]
+        lines = [ln.strip().strip("`").strip() for ln in parsing.answer_text(raw).splitlines()]
         hits = sorted({ln for ln in lines if re.match(r"^WINNER\s*,", ln, re.I)})
         if not hits:
             raise ParseFailure("no line starting with 'WINNER,' in the output")

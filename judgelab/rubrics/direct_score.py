@@ -11,7 +11,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from judgelab.rubrics import parsing
+from judgelab.rubrics import parsing, verdict_text
 from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey
 from judgelab.rubrics.spec import RubricSpec, RubricSpecError, apply_criteria_params
 from judgelab.rubrics.spec_rubric import SpecRubric, item_text
@@ -33,9 +33,9 @@ class DirectScoreRubric(SpecRubric):
     code_version = "2"  # 2: response schema tightened to the criteria and scale
     variant_keywords = SpecRubric.variant_keywords | {"scale", "justification"}
     extra_params = frozenset({"criteria", "weights", "scale"})
-    # "pattern": free text ending in "<label>: N" per criterion (label = the criterion name, or
-    # options.score_label for a one-criterion rubric); the LAST such token counts, since the
-    # justification comes first and may mention other numbers.
+    # "pattern": free text. One criterion: verdict_text.read_score (an explicit score phrase such as
+    # "Score: 4/5", "<score_label>: 4", "Rating: [[4]]", "[RESULT] 4", then "4 out of 5", then a final
+    # standalone number). Several criteria: the LAST "<criterion name>: N" per criterion.
     output_formats = frozenset({"json", "pattern"})
 
     def apply_params(self, spec: RubricSpec, params: Mapping[str, Any]) -> RubricSpec:
@@ -124,16 +124,21 @@ class DirectScoreRubric(SpecRubric):
         return rows
 
     def _parse_pattern(self, raw: str) -> list[ParsedRow]:
-        if raw is None or not raw.strip():
-            raise ParseFailure("empty output")
+        answer = parsing.answer_text(raw)
         lo, hi = self.scale or (1, 5)
         single = len(self.spec.criteria) == 1
         scores, rows = {}, []
         for c in self.spec.criteria:
-            label = str(self.spec.options.get("score_label", "score")) if single else c.name
-            score = parsing.last_score_token(raw, lo, hi, label)
+            detail: dict[str, Any] = {"justification": answer}
+            if single:
+                label = str(self.spec.options.get("score_label", "score"))
+                found = verdict_text.read_score(answer, (lo, hi), labels=(label, c.name), field=c.name)
+                score = int(found.value)
+                detail.update(matched=found.matched, parse_rule=found.rule)
+            else:
+                score = parsing.last_score_token(answer, lo, hi, c.name)
             scores[c.name] = score
-            rows.append(ParsedRow(RowKey(c.name), score=float(score), detail={"justification": raw.strip()}))
+            rows.append(ParsedRow(RowKey(c.name), score=float(score), detail=detail))
         weights = {c.name: c.weight for c in self.spec.criteria}
         rows.append(ParsedRow(RowKey("overall"), score=weighted_mean(scores, weights),
                               detail={"weights": weights, "scores": scores, "rule": "weighted_mean"}))

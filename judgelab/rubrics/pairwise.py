@@ -13,9 +13,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from judgelab.rubrics import parsing
+from judgelab.rubrics import parsing, verdict_text
 from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey, swap_label
-from judgelab.rubrics.spec import RubricSpec, apply_criteria_params
+from judgelab.rubrics.spec import RubricSpec, RubricSpecError, apply_criteria_params
 from judgelab.rubrics.spec_rubric import SpecRubric, item_text
 
 __all__ = ["PairwiseRubric", "combine_swapped_passes", "weighted_vote"]
@@ -64,6 +64,15 @@ class PairwiseRubric(SpecRubric):
     code_version = "1"
     variant_keywords = SpecRubric.variant_keywords | {"justification"}
     extra_params = frozenset({"criteria", "weights"})
+    # "pattern": a free-text verdict read by verdict_text.read_winner ("[[A]]", "[[A>>B]]", "[[C]]" = tie,
+    # "Output (a) is better", "Winner: B", a reply opening with the label); one criterion, no confidence.
+    output_formats = frozenset({"json", "pattern"})
+
+    def validate_options(self) -> None:
+        if self.spec.output.format == "pattern" and len(self.spec.criteria) != 1:
+            raise RubricSpecError(f"rubric {self.spec.name!r}: field 'output.format': a pairwise 'pattern' verdict "
+                                  f"is one winner, so the rubric needs exactly one criterion, not "
+                                  f"{len(self.spec.criteria)}")
 
     def apply_params(self, spec: RubricSpec, params: Mapping[str, Any]) -> RubricSpec:
         return apply_criteria_params(spec, params)
@@ -76,7 +85,18 @@ class PairwiseRubric(SpecRubric):
         return [self.make_request({"item": context, "response_a": shown_a, "response_b": shown_b}, keys,
                                   swapped=swapped)]
 
+    def _parse_pattern(self, raw: str, request: JudgeRequest) -> list[ParsedRow]:
+        found = verdict_text.read_winner(raw)
+        shown = str(found.value)
+        winner = swap_label(shown) if request.swapped else shown
+        detail = {"reasoning": parsing.answer_text(raw), "shown_winner": shown, "matched": found.matched,
+                  "parse_rule": found.rule}
+        return [ParsedRow(RowKey(self.spec.criteria[0].name), winner=winner, detail={"shown_winner": shown}),
+                ParsedRow(RowKey("overall"), winner=winner, detail=detail)]
+
     def _parse(self, raw: str, request: JudgeRequest) -> list[ParsedRow]:
+        if self.spec.output.format == "pattern":
+            return self._parse_pattern(raw, request)
         obj = parsing.extract_json_object(raw)
         comparison = parsing.require(obj, "comparison")
         if not isinstance(comparison, list):

@@ -1,5 +1,12 @@
 """Raw judge text -> fields, or a typed :class:`ParseFailure` saying precisely why not.
 
+Reasoning first: a reasoning model's ``<think>...</think>`` (or ``<thinking>``) block is set aside
+before anything is read (:func:`split_thinking`, :func:`answer_text`); the raw output keeps it, so
+``split_thinking(raw_output).thinking`` recovers the reasoning the parser set aside. A reply that is
+only reasoning (the block never closes, or nothing follows it) is a failure whose reason starts
+with :data:`THINKING_ONLY`. Free-text verdicts (scores, winners, letters) are read by
+:mod:`judgelab.rubrics.verdict_text`.
+
 Extraction is lenient (code fences, prose around the JSON, trailing commas, Python-style
 single-quoted dicts as in the editorial paper's template); validation is strict (every field
 present, every score an integer on the scale). A failure never becomes a score.
@@ -15,17 +22,74 @@ import ast
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from judgelab.rubrics.base import ParseFailure
 
 __all__ = [
-    "PARSING_VERSION", "as_bool", "as_choice", "as_integer_score", "as_number", "as_text", "classify_failure",
+    "PARSING_VERSION", "THINKING_ONLY", "Reply", "answer_text", "split_thinking", "as_bool", "as_choice",
+    "as_integer_score", "as_number", "as_text", "classify_failure",
     "extract_json_object", "last_score_token", "looks_like_refusal", "match_criterion_entries", "require",
     "strip_code_fences", "word_count",
 ]
 
-PARSING_VERSION = "1"
+PARSING_VERSION = "2"  # 2: <think> blocks set aside; free-text verdicts (verdict_text); no clamping
+
+THINKING_ONLY = "thinking only"
+_THINK_TAG = re.compile(r"<(/?)(think|thinking)>", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A raw reply split into the answer the parser reads and the reasoning it sets aside.
+
+    ``state``: "none" (no reasoning tags), "closed" (every block closed), "unclosed" (a block never
+    closes: the reply stopped while reasoning), "close_only" (a ``</think>`` with no opening tag,
+    as when the chat template opens the block in the prompt: the text before it is reasoning).
+    """
+
+    answer: str
+    thinking: str
+    state: Literal["none", "closed", "unclosed", "close_only"]
+
+
+def split_thinking(raw: str | None) -> Reply:
+    """Separate ``<think>``/``<thinking>`` reasoning from the answer (nothing is lost: answer + thinking)."""
+    text = raw or ""
+    answer, thinking = [], []
+    state: Literal["none", "closed", "unclosed", "close_only"] = "none"
+    pos, inside = 0, False
+    for tag in _THINK_TAG.finditer(text):
+        closing = tag.group(1) == "/"
+        if not closing and not inside:
+            answer.append(text[pos : tag.start()])
+            inside, pos, state = True, tag.end(), "closed" if state == "none" else state
+        elif closing:
+            # inside a block: it ends here; outside (no opening tag): everything since the last tag was reasoning
+            thinking.append(text[pos : tag.start()])
+            if not inside:
+                state = "close_only"
+            inside, pos = False, tag.end()
+    if inside:
+        thinking.append(text[pos:])
+        state = "unclosed"
+    else:
+        answer.append(text[pos:])
+    return Reply("".join(answer).strip(), "\n".join(t.strip() for t in thinking if t.strip()), state)
+
+
+def answer_text(raw: str | None) -> str:
+    """The answer part of a reply; ParseFailure when it is empty (naming a reasoning-only reply)."""
+    reply = split_thinking(raw)
+    if reply.answer:
+        return reply.answer
+    if reply.state == "unclosed":
+        raise ParseFailure(f"{THINKING_ONLY}: the reasoning block never closes, so there is no answer "
+                           "(the reasoning probably used up the token budget)")
+    if reply.thinking:
+        raise ParseFailure(f"{THINKING_ONLY}: the reply has reasoning but no answer after it")
+    raise ParseFailure("empty output")
 
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?|```")
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
@@ -39,8 +103,8 @@ _REFUSAL = re.compile(
 
 
 def looks_like_refusal(raw: str) -> bool:
-    """True when the text reads as the model declining the task."""
-    return bool(_REFUSAL.search(raw or ""))
+    """True when the answer (reasoning set aside) reads as the model declining the task."""
+    return bool(_REFUSAL.search(split_thinking(raw).answer))
 
 
 def classify_failure(raw: str, failure: ParseFailure) -> ParseFailure:
@@ -106,10 +170,8 @@ def _load_object(span: str) -> Any:
 
 
 def extract_json_object(raw: str) -> dict[str, Any]:
-    """The last JSON object in the text, leniently extracted; ParseFailure when there is none."""
-    if raw is None or not raw.strip():
-        raise ParseFailure("empty output")
-    text = strip_code_fences(raw)
+    """The last JSON object in the answer, leniently extracted; ParseFailure when there is none."""
+    text = strip_code_fences(answer_text(raw))
     candidates = _candidate_objects(text)
     if not candidates:
         raise ParseFailure("no JSON object found in the output")
@@ -197,7 +259,7 @@ def last_score_token(text: str, low: int, high: int, label: str = "score") -> in
     previous answer" are not read as scores.
     """
     pattern = re.compile(rf"(?<![A-Za-z_]){re.escape(label)}\s*[:=]\s*\**\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
-    hits = pattern.findall(text or "")
+    hits = pattern.findall(answer_text(text))
     if not hits:
         raise ParseFailure(f"no '{label}: N' found in the output")
     return as_integer_score(hits[-1], low, high, label)

@@ -1,0 +1,343 @@
+"""Verdicts written as free text: a score, a pairwise winner, an option letter, a yes/no.
+
+Every reader takes the judge's raw reply, sets ``<think>`` reasoning aside
+(:func:`judgelab.rubrics.parsing.answer_text`), and returns a :class:`TextVerdict` (the value, the
+span it came from, the rule that decided) or raises :class:`ParseFailure` saying what was wrong.
+Nothing is guessed from a stray digit.
+
+**Scores** (:func:`read_score`), in three tiers; a lower tier is consulted only when the one above
+found nothing:
+
+1. explicit score phrases: ``Score: 4``, ``Final score: 4/5``, ``Rating: [[8]]``, ``[RESULT] 4``,
+   ``[[4]]``, ``a score of 4``, ``I would give it a 3.5``, ``I'd rate it 4``, ``scoring a 2``,
+   ``it scores a 2.``, ``<label>: 4`` for the labels a caller names (e.g. the criterion).
+2. bare marks: ``4/5``, ``4 out of 5``, ``★★★☆☆``, ``4 stars``, idioms ("is a 4 because ...", "a perfect 5
+   in terms of ...", "irrelevant (1)." when it is the only parenthesized number); the last one wins.
+3. a final standalone number: ``... the summary misstates the scorer. 2.``
+
+When a tier holds several marks: marks on the scale beat marks on another scale; a mark in running
+text beats the sub-scores of a list ("1. Grammar: 3/5", "* Accuracy: 5/5"); a phrase naming the
+*final*/*overall*/*total* score (or ``[RESULT]``) beats the others; and among equals the LAST wins
+(the verdict closes the reply; an echoed instruction or a self-correction comes earlier).
+
+In tiers 1 and 2 a phrase in a hypothetical or comparative context ("keeps it from being a perfect
+5", "to achieve a 5", "would have earned 5", "rather than a 3", "not a 5") is set aside, and so is a
+mark on another scale ("8/10" on a 1-5 scale) when one on the scale exists. Words like "scored" or
+"scores" ("scored in the 87th minute"), ranges ("1-5") and numbers inside the text never count.
+The chosen value must be on the scale: out of range, on another scale, or a decimal where the scale
+takes integers, it is a ParseFailure naming the value -- never a clamp, never a rounding.
+
+**Pairwise winners** (:func:`read_winner`): ``[[A]]``/``[[B]]``/``[[C]]`` (MT-Bench; C is a tie),
+``[[A>>B]]``/``[[A>B]]``/``[[A=B]]`` (Arena-Hard), then phrases ("Output (a) is better",
+"Assistant B is better", "Winner: A", "I prefer Response B"), then a reply that starts with the
+label ("Output (b)", "A", "(a)"). The last verdict of the strongest tier wins.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from judgelab.rubrics.base import ParseFailure
+from judgelab.rubrics.parsing import answer_text
+
+__all__ = [
+    "ScoreCandidate", "TextVerdict", "read_choice", "read_score", "read_winner", "read_yes_no", "score_candidates",
+]
+
+_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+          "nine": 9, "ten": 10}
+_WORD = "|".join(_WORDS)
+# a number that is a whole token: not "87th", not part of "1-5" / "3-1" / "1 to 5", not a version "v2.5"
+_NUM = rf"(?<![\w.])(?P<num>-?\d+(?:\.\d+)?|{_WORD})(?![\w])(?![ \t]*[-–][ \t]*\d)(?![ \t]+to[ \t]+\d)"
+_DEN = r"(?:[ \t]*/[ \t]*(?P<den>\d+)(?![\w/]|\.\d)|[ \t]+out[ \t]+of[ \t]+(?P<den_w>\d+|five|ten)(?![\w]))?"
+_BRACKETED = rf"\[{{0,2}}[ \t]*{_NUM}(?:[ \t]*\]{{1,2}})?{_DEN}"
+# markdown emphasis, code and heading marks (a "* " list bullet stays: list items are told apart below)
+_STRIP = re.compile(r"\*\*|__|`+|^[ \t]*#+[ \t]*|(?<=\w)\*|\*(?=\w)", re.MULTILINE)
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*•]|\d{1,2}[.)]|[a-z][.)])[ \t]+", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class TextVerdict:
+    """A value read from free text: ``matched`` is the span it came from, ``rule`` the rule that decided."""
+
+    value: float | str
+    matched: str
+    rule: str
+
+
+@dataclass(frozen=True)
+class ScoreCandidate:
+    """One score mark found in a reply: where, its value (and denominator), tier 1-3 and rule."""
+
+    start: int
+    end: int
+    value: float
+    denominator: float | None
+    tier: int
+    final: bool
+    rule: str
+    text: str
+    in_list: bool = False  # inside a list item ("1. Grammar: 3/5", "* Accuracy: 5/5"): a sub-score
+
+
+# ---------------------------------------------------------------- score phrases (one line each: [ \t], not \s)
+_FINAL_WORDS = r"(?:final|overall|total)"
+_SCORE_NOUN = r"(?:score|rating|grade|verdict)"
+_LABEL_PHRASE = re.compile(
+    rf"(?P<final>\b{_FINAL_WORDS}[ \t]+(?:[a-z]+[ \t]+)?)?\b{_SCORE_NOUN}\b[ \t]*(?:\([^()\n]{{0,20}}\)[ \t]*)?"
+    rf"(?:(?:[:=]|-(?!\d)|\bis\b|\bof\b|\b(?:would|will|should)[ \t]+be\b)[ \t]*)?(?:(?:a|an)[ \t]+)?{_BRACKETED}"
+)
+_NOT_OBJECT = r"(?:for|than|to|in|on|of|and|or|but|from|by|about|up|only|more|less|because|if|when|out)"
+# what may follow the number of a verb phrase: the clause ends, or the scale, a reason or a unit follows
+_CLOSES = (r"(?=\s*(?:[.,;:!?)\n]|$|/|out\s+of\b|(?:for|on|in|because|as|since|and|but|overall|which|with|due|"
+           r"given|based|points?|stars?)\b|\(|-\s*[a-z]))")
+# "scores"/"scored" count only with the judged text (or "and" continuing its clause) as subject:
+# "therefore it scores a 2." -- never "Kane scored in the 87th minute" or "has scored 15 penalties"
+_VERB = (r"(?:\b(?:give|giving|assign|assigning|award|awarding|rate|rating|score|scoring|grade|grading)|"
+         r"\b(?:it|this|which|that|summary|response|answer|output|text|and)[ \t]+(?:(?:thus|therefore|so|only|also)[ \t]+)?"
+         r"(?:scores|scored))\b")
+_VERB_PHRASE = re.compile(
+    rf"{_VERB}(?P<gap>(?:[ \t]+(?!{_NOT_OBJECT}\b)[a-z'-]+){{0,5}}?)[ \t]+(?:(?:score|rating|grade)[ \t]+)?(?:of[ \t]+)?"
+    rf"{_BRACKETED}{_CLOSES}"
+)
+_AS_PHRASE = re.compile(rf"\b(?:score|rate|grade|rank)\b(?:[ \t]+[a-z'-]+){{1,10}}?[ \t]+as[ \t]+(?:an?[ \t]+)?{_BRACKETED}{_CLOSES}")
+_DOUBLE_BRACKET = re.compile(rf"\[\[[ \t]*{_NUM}[ \t]*\]\]")
+_RESULT = re.compile(rf"\[result\][ \t]*:?[ \t]*{_NUM}")
+_FRACTION = re.compile(rf"{_NUM}(?:[ \t]*/[ \t]*(?P<den>\d+)(?![\w/]|\.\d)|[ \t]+out[ \t]+of[ \t]+(?P<den_w>\d+|five|ten)(?![\w]))")
+_STARS_WORD = re.compile(rf"{_NUM}{_DEN}[ \t]*(?:-[ \t]*)?stars?\b")
+_STAR_GLYPHS = re.compile(r"(?P<filled>★+)(?P<empty>☆*)")
+# "is a 4 because ...", "making it a perfect 5 in terms of coherence", "a 5, perfect relevance", "a perfect fluency, 5."
+_IDIOM_CLOSES = r"(?=\s*(?:[.,;:!)\n]|$|in\s+terms\b|because\b|as\b|since\b|overall\b|for\s+[a-z]))"
+_A_N = re.compile(rf"\ban?[ \t]+(?:(?:perfect|solid|strong)[ \t]+)?{_NUM}{_DEN}{_IDIOM_CLOSES}")
+_PERFECT_NOUN_N = re.compile(rf"\bperfect[ \t]+[a-z]+[ \t]*,[ \t]*{_NUM}{_IDIOM_CLOSES}")
+_PARENTHESIZED = re.compile(rf"(?<=[a-z])[ \t]*\([ \t]*{_NUM}{_DEN}[ \t]*\)")  # "irrelevant (1)"; one per reply
+# after a sentence end or on its own line; never after a colon ("Downgrade: 2" is a label, not a score)
+_FINAL_NUMBER = re.compile(r"(?:^|[.!?]\s+|\n\s*)\(?(?P<num>-?\d+(?:\.\d+)?)\)?(?:\s*/\s*(?P<den>\d+))?\s*[.!]?\s*$")
+# a phrase right after one of these (up to four plain words between) is hypothetical or comparative
+_HYPOTHETICAL = re.compile(
+    r"\b(?:from[ \t]+(?:being|reaching|achieving|getting|receiving|earning|attaining|a|an)|prevent\w*|"
+    r"would[ \t]+have|could[ \t]+have|should[ \t]+have|might[ \t]+have|could[ \t]+be|might[ \t]+be|"
+    r"to[ \t]+(?:achieve|reach|get|earn|receive|warrant|merit|deserve|justify|be|give|award|assign)|"
+    r"rather[ \t]+than|instead[ \t]+of|than|not|no|never|if|unless|short[ \t]+of|compared[ \t]+(?:to|with)|versus|vs|"
+    r"below|above|beyond|needs?[ \t]+to[ \t]+be|would[ \t]+need)(?:[ \t]+[a-z'-]+){0,4}[ \t]*$"
+)
+
+
+def _number(token: str) -> float:
+    return float(_WORDS.get(token, token))
+
+
+def _den(m: re.Match[str]) -> float | None:
+    groups = m.groupdict()
+    den = groups.get("den") or groups.get("den_w")
+    return _number(den) if den else None
+
+
+def _labelled(labels: Sequence[str]) -> re.Pattern[str] | None:
+    names = [re.escape(label.strip().lower()) for label in labels if label and label.strip()]
+    if not names:
+        return None
+    return re.compile(rf"\b(?:{'|'.join(names)})\b[ \t]*(?:\([^()\n]{{0,20}}\)[ \t]*)?(?:[:=]|-(?!\d))[ \t]*{_BRACKETED}")
+
+
+def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidate]:
+    """Every score mark in the answer that counts, in text order, with its tier (for auditing a parse).
+
+    Hypothetical and comparative mentions, and any mark inside one, are already set aside.
+    """
+    cleaned = _STRIP.sub("", answer_text(raw))
+    lowered = cleaned.lower()
+    shown = cleaned if len(cleaned) == len(lowered) else lowered  # spans in the judge's own case
+    found: list[ScoreCandidate] = []
+    set_aside: list[tuple[int, int]] = []
+
+    def add(m: re.Match[str], tier: int, rule: str, final: bool = False, value: float | None = None,
+            denominator: float | None = None) -> None:
+        starts = {m.start()}
+        if "num" in m.re.groupindex and m.group("num"):
+            starts.add(m.start("num"))
+        if tier < 3 and any(_HYPOTHETICAL.search(lowered[max(0, s - 60) : s]) for s in starts):
+            set_aside.append((m.start(), m.end()))
+            return
+        v = _number(m.group("num")) if value is None else value
+        d = _den(m) if denominator is None else denominator
+        begin = m.start("num") if tier == 3 else m.start()
+        found.append(ScoreCandidate(m.start(), m.end(), v, d, tier, final, rule, shown[begin : m.end()].strip(" .!")))
+
+    for m in _LABEL_PHRASE.finditer(lowered):
+        add(m, 1, "score phrase", final=bool(m.group("final")))
+    for pattern in (_VERB_PHRASE, _AS_PHRASE):
+        for m in pattern.finditer(lowered):
+            add(m, 1, "score phrase")
+    for m in _DOUBLE_BRACKET.finditer(lowered):
+        add(m, 1, "[[N]]")
+    for m in _RESULT.finditer(lowered):
+        add(m, 1, "[RESULT] N", final=True)
+    pattern = _labelled(labels)
+    if pattern is not None:
+        for m in pattern.finditer(lowered):
+            add(m, 1, "labelled score")
+    for m in _FRACTION.finditer(lowered):
+        add(m, 2, "N/D mark")
+    for m in _STARS_WORD.finditer(lowered):
+        add(m, 2, "N stars")
+    for m in _STAR_GLYPHS.finditer(lowered):
+        filled, empty = len(m.group("filled")), len(m.group("empty"))
+        add(m, 2, "star glyphs", value=float(filled), denominator=float(filled + empty) if empty else None)
+    for pattern in (_A_N, _PERFECT_NOUN_N):
+        for m in pattern.finditer(lowered):
+            add(m, 2, "'a N' idiom")
+    parenthesized = list(_PARENTHESIZED.finditer(lowered))
+    if len(parenthesized) == 1:  # several are an enumeration "(1) ... (2) ...", not a verdict
+        add(parenthesized[0], 2, "(N) after a word")
+    m = _FINAL_NUMBER.search(lowered.rstrip())
+    if m:
+        add(m, 3, "final number")
+    kept = [c for c in found if not any(s <= c.start and c.end <= e for s, e in set_aside)]
+    items = [m.start() for m in _LIST_ITEM.finditer(lowered)]
+    kept = [replace(c, in_list=_in_list_item(lowered, c.start, items)) for c in kept]
+    return sorted(_strongest_per_number(kept), key=lambda c: (c.start, c.tier))
+
+
+def _in_list_item(text: str, position: int, item_starts: list[int]) -> bool:
+    line_start = text.rfind("\n", 0, position) + 1
+    return line_start in item_starts or any(line_start <= s < position for s in item_starts)
+
+
+def _strongest_per_number(found: list[ScoreCandidate]) -> list[ScoreCandidate]:
+    """One candidate per number (a phrase "Score: 4/5" also matches as the mark "4/5"): the strongest tier."""
+    best: dict[int, ScoreCandidate] = {}
+    for c in found:
+        if c.end not in best or (c.tier, not c.final) < (best[c.end].tier, not best[c.end].final):
+            best[c.end] = c
+    return list(best.values())
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"
+
+
+def read_score(raw: str, scale: tuple[float, float], *, decimals: bool = False, labels: Sequence[str] = ("score",),
+               field: str = "score") -> TextVerdict:
+    """The judge's score on ``scale`` (low, high) read from free text; see the module doc for the rule.
+
+    ``decimals=False`` (an integer scale) makes "3.5" a ParseFailure naming 3.5; ``labels`` adds
+    ``<label>: N`` phrases (a criterion name) to the explicit phrases.
+    """
+    text = answer_text(raw)
+    low, high = scale
+    candidates = score_candidates(text, labels)
+    if not candidates:
+        raise ParseFailure(f"no {field} found: no 'score: N', 'N/{_fmt(high)}', 'N out of {_fmt(high)}', '[[N]]', "
+                           f"'[RESULT] N' or final number in {_preview(text)}")
+    tier = min(c.tier for c in candidates)
+    pool = [c for c in candidates if c.tier == tier]
+    on_scale = [c for c in pool if c.denominator is None or c.denominator == high]
+    pool = on_scale or pool
+    pool = [c for c in pool if not c.in_list] or pool  # a stated score beats the sub-scores of a breakdown
+    finals = [c for c in pool if c.final]
+    chosen = (finals or pool)[-1]
+    span = chosen.text
+    where = f"{field} {_fmt(chosen.value)}" + ("" if span == _fmt(chosen.value) else f" in {span!r}")
+    if chosen.denominator is not None and chosen.denominator != high:
+        raise ParseFailure(f"{where} is on a scale to {_fmt(chosen.denominator)}, not {_fmt(low)}-{_fmt(high)}")
+    if not low <= chosen.value <= high:
+        raise ParseFailure(f"{where} is outside the scale {_fmt(low)}-{_fmt(high)}")
+    if not decimals and chosen.value != int(chosen.value):
+        raise ParseFailure(f"{where} is not a whole number; the scale {_fmt(low)}-{_fmt(high)} takes integers")
+    return TextVerdict(chosen.value, span, chosen.rule)
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= 60 else flat[:57] + "...")
+
+
+# ---------------------------------------------------------------- pairwise winners
+_SIDE = r"(?:output|assistant|response|answer|model|summary|candidate|option|system)"
+_LABEL = rf"(?:\b{_SIDE}[ \t]*(?:\((?P<l1>[ab12])\)|(?P<l4>[ab12])(?![\w]))|\((?P<l2>[ab])\))"
+_BRACKET_VERDICT = re.compile(r"\[\[\s*(?P<v>a\s*(?:>>|>|=|<<|<)\s*b|b\s*(?:>>|>|=|<<|<)\s*a|a|b|c|tie)\s*\]\]")
+_WINNER_PHRASES = (
+    re.compile(rf"{_LABEL}\s+(?:is|was|seems|appears)\s+(?:clearly\s+|slightly\s+|much\s+|significantly\s+)?"
+               r"(?:the\s+)?(?:better|superior|stronger|preferred|preferable|winner|best)\b"),
+    re.compile(rf"\b(?:winner|verdict|choice|preferred(?:\s+\w+)?|better\s+\w+|answer)\s*(?:is|:|=|-)\s*{_LABEL}"),
+    re.compile(r"\b(?:winner|verdict|choice)\s*(?:is|:|=|-)\s*\(?(?P<l3>[ab])\)?(?![\w])"),
+    re.compile(rf"\bi\s+(?:would\s+)?(?:choose|prefer|pick|select)\s+{_LABEL}"),
+    re.compile(rf"{_LABEL}\s+wins\b"),
+)
+_WINNER_TIE = re.compile(r"\b(?:winner|verdict|choice)\s*(?:is|:|=|-)\s*(?:a\s+)?(?P<t>tie|draw)\b")
+_LEADING = re.compile(rf"^\s*(?:{_LABEL}|\(?(?P<l3>[ab])\)?)(?=\s*(?:[.:,!)\n]|$|is\b))")
+
+
+def _side(m: re.Match[str]) -> str:
+    label = next(m.group(g) for g in ("l1", "l2", "l3", "l4") if g in m.re.groupindex and m.group(g))
+    return {"a": "A", "1": "A", "b": "B", "2": "B"}[label]
+
+
+def _bracket_winner(token: str) -> str:
+    token = re.sub(r"\s+", "", token)
+    if token in ("c", "tie") or "=" in token:
+        return "TIE"
+    if len(token) == 1:
+        return token.upper()
+    first, last = token[0], token[-1]
+    return (first if ">" in token else last).upper()
+
+
+def read_winner(raw: str) -> TextVerdict:
+    """The pairwise winner "A", "B" or "TIE" in the labels the judge saw; see the module doc for the rule."""
+    text = answer_text(raw)
+    lowered = _STRIP.sub("", text).lower()
+    brackets = list(_BRACKET_VERDICT.finditer(lowered))
+    if brackets:
+        m = brackets[-1]
+        return TextVerdict(_bracket_winner(m.group("v")), m.group(0), "[[verdict]]")
+    phrases: list[tuple[int, str, str]] = []
+    for pattern in _WINNER_PHRASES:
+        for m in pattern.finditer(lowered):
+            if not _HYPOTHETICAL.search(lowered[max(0, m.start() - 60) : m.start()]):
+                phrases.append((m.start(), _side(m), m.group(0)))
+    phrases += [(m.start(), "TIE", m.group(0)) for m in _WINNER_TIE.finditer(lowered)]
+    if phrases:
+        _, side, span = max(phrases)
+        return TextVerdict(side, span.strip(), "winner phrase")
+    m = _LEADING.match(lowered)
+    if m:
+        return TextVerdict(_side(m), m.group(0).strip(), "leading label")
+    raise ParseFailure(f"no verdict found: no '[[A]]', '[[A>B]]', 'Output (a) is better', 'Winner: A' "
+                       f"or leading label in {_preview(text)}")
+
+
+# ---------------------------------------------------------------- option letters and yes/no
+def read_choice(raw: str, choices: Mapping[str, float | str]) -> TextVerdict:
+    """An option letter a rubric or loader declared (``{"A": 1, ..., "E": 5}``) -> its value.
+
+    The answer must open with the letter: alone ("B"), in parentheses ("(d)"), introduced ("Answer: C",
+    "Option E") or followed by punctuation ("C. The summary ..."). "A good summary" is not the letter A.
+    """
+    text = answer_text(raw)
+    letters = "".join(re.escape(k) for k in choices)
+    m = re.match(rf"^\s*(?P<intro>(?:the\s+)?answer\s*(?:is\s*)?:?\s*|option\s*)?(?P<open>\()?(?P<letter>[{letters}])"
+                 r"(?P<close>\))?", text, re.IGNORECASE)
+    lookup = {k.upper(): v for k, v in choices.items()}
+    if m is None or m.group("letter").upper() not in lookup:
+        raise ParseFailure(f"no option letter {'/'.join(choices)} at the start of {_preview(text)}")
+    after = text[m.end():]
+    marked = bool(m.group("intro") or m.group("open") or m.group("close"))
+    if after.strip() and after[0] not in ".):,;-\n" and not (after[0].isspace() and marked):
+        raise ParseFailure(f"{_preview(text)} opens with {m.group('letter')!r} as a word, not as an option letter")
+    return TextVerdict(lookup[m.group("letter").upper()], m.group(0).strip(), "option letter")
+
+
+_YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+
+
+def read_yes_no(raw: str) -> TextVerdict:
+    """A leading "Yes"/"No" (OpenQA-eval's rule: the verdict opens the reply) -> "yes" / "no"."""
+    text = answer_text(raw)
+    m = _YES_NO.match(text)
+    if m is None:
+        raise ParseFailure(f"reply does not start with Yes or No: {_preview(text)}")
+    return TextVerdict(m.group(1).lower(), m.group(0).strip(), "leading yes/no")
