@@ -44,6 +44,7 @@ _LAZY = {
     "RouterJudge": "judgelab.backends.router",
     "batch_run": "judgelab.engine.batch",
     "abatch_run": "judgelab.engine.batch",
+    "from_frame": "judgelab.datasets.frame",
     "report": "judgelab.viz.report",
 }
 

@@ -1,49 +1,8 @@
 """Any judge data as a judgments table: ``from_frame`` maps the columns of a data frame (or a CSV,
 TSV, JSONL, JSON or Parquet file) onto the table every statistic reads.
 
-Two shapes are read:
-
-**Long form** -- one row per verdict: a ``judge=`` column names who judged and ONE value column
-says what they said: ``score=`` (a number), ``label=`` (a category) or ``winner=`` (a pairwise
-choice)::
-
-    from_frame(df, item_id="q", judge="model", score="rating")
-    from_frame(df, item_id="pair", judge="judge", winner="winner", condition="order", gold="label")
-
-**Wide form** -- one row per item, one column per judge (``judges=``), all of one ``kind``
-("score", "label" or "pairwise")::
-
-    from_frame(df, item_id="q", judges=["GPT-4", "Mistral-7B"], gold="HumanJudgement", kind="label")
-
-The conventions of the table (``help(judgelab.judgments)`` documents every column):
-
-- **what a judge said** goes to ``score`` (kind "score", a float), ``verdict`` (kind "label", the
-  label as text: 1 and 1.0 both become "1") or ``winner`` (kind "pairwise": "A", "B" or "TIE");
-- **pairwise winners are written in the ORIGINAL order's labels**: "A" is the candidate shown
-  first in the original order, whatever order a verdict was given in. Conditions are named
-  ``"original"`` and ``"swapped"`` (map your own values with ``condition_values=``, e.g.
-  ``{"AB": "original", "BA": "swapped"}`` or ``{False: "original", True: "swapped"}``). With
-  ``winner_in="shown"`` (the default) a swapped row's winner is read in the labels as shown and
-  flipped (A <-> B; the value as given is kept in ``detail.shown_winner``); with
-  ``winner_in="original"`` it is taken as it is. Source values are mapped to A/B/TIE by
-  ``winner_values=`` or, by default, by :data:`DEFAULT_WINNER_VALUES` (case-insensitive: A/B/TIE,
-  1/2, model_a/model_b/tie, "tie (bothbad)", A>B/B>A/A=B, A>>B/B>>A);
-- **gold labels become rows of judge "gold"** (``gold_judge=`` to name it otherwise, e.g. "human"):
-  ``gold=`` names a column holding each item's reference value, in the same kind as the judges'
-  values (pairwise gold always in the original labels). It is read once per item and criterion,
-  condition "original"; two different gold values for one item are an error;
-- ``criterion=``, ``condition=`` and ``repeat=`` name optional columns that fill those table
-  columns (defaults: "overall", "original", NA); ``cluster=`` and ``keep=`` name columns carried
-  into the table under their own names (pass ``cluster="<name>"`` to a statistic to resample them);
-- **a missing cell is never dropped**: it becomes an unscored row, status "missing", reason
-  "missing in source (...)". Which strings count as missing is ``missing_values=``
-  (:data:`DEFAULT_MISSING`; real NaN/None always do);
-- **a value that cannot be mapped** (a label outside ``labels=``, a score outside ``scale=``, a
-  winner not in the mapping, a score that is not a number) raises ONE error naming the column, the
-  row and the value; with ``on_bad="unscored"`` it becomes a ``parse_error`` row with that reason.
-
-Every judge row keeps the source cell as text in ``raw_output`` and its provenance (column, row)
-in ``detail``.
+Everything about the mapping (the two shapes, the conventions, what happens to missing and
+unreadable cells) is in :func:`from_frame`'s docstring: ``help(judgelab.from_frame)``.
 """
 
 from __future__ import annotations
@@ -154,13 +113,58 @@ def from_frame(
     run_id: str | None = None,
     rubric: str = "imported",
 ) -> pd.DataFrame:
-    """A validated judgments table from a frame (or file) of judge verdicts; see the module docstring.
+    """A validated judgments table from a frame (or a CSV, TSV, JSONL, JSON or Parquet file) of judge verdicts.
 
-    Long form: ``judge=`` plus one of ``score=`` / ``label=`` / ``winner=`` (the kind follows).
-    Wide form: ``judges=`` (columns, or a mapping column -> judge name) plus ``kind=``.
-    ``labels=`` declares the allowed labels (kind "label"), ``scale=(low, high)`` the allowed score
-    range (kind "score"); without them any label / any finite number is accepted.
-    ``run_id`` defaults to "from_frame:<file name>" (or "from_frame").
+    Two shapes are read:
+
+    **Long form** -- one row per verdict: a ``judge=`` column names who judged and ONE value column
+    says what they said: ``score=`` (a number), ``label=`` (a category) or ``winner=`` (a pairwise
+    choice)::
+
+        from_frame(df, item_id="q", judge="model", score="rating")
+        from_frame(df, item_id="pair", judge="judge", winner="winner", condition="order", gold="label")
+
+    **Wide form** -- one row per item, one column per judge (``judges=``), all of one ``kind``
+    ("score", "label" or "pairwise")::
+
+        from_frame(df, item_id="q", judges=["GPT-4", "Mistral-7B"], gold="HumanJudgement", kind="label")
+
+    The conventions of the table (``help(judgelab.judgments)`` documents every column):
+
+    - **what a judge said** goes to ``score`` (kind "score", a float), ``verdict`` (kind "label", the
+      label as text: 1 and 1.0 both become "1") or ``winner`` (kind "pairwise": "A", "B" or "TIE");
+    - **pairwise winners are written in the ORIGINAL order's labels**: "A" is the candidate shown
+      first in the original order, whatever order a verdict was given in. Conditions are named
+      ``"original"`` and ``"swapped"`` (map your own values with ``condition_values=``, e.g.
+      ``{"AB": "original", "BA": "swapped"}`` or ``{False: "original", True: "swapped"}``). With
+      ``winner_in="shown"`` (the default) a swapped row's winner is read in the labels as shown and
+      flipped (A <-> B; the value as given is kept in ``detail.shown_winner``); with
+      ``winner_in="original"`` it is taken as it is. Source values are mapped to A/B/TIE by
+      ``winner_values=`` or, by default, by :data:`DEFAULT_WINNER_VALUES` (case-insensitive: A/B/TIE,
+      1/2, model_a/model_b/tie, "tie (bothbad)", A>B/B>A/A=B, A>>B/B>>A);
+    - **gold labels become rows of judge "gold"** (``gold_judge=`` to name it otherwise, e.g. "human"):
+      ``gold=`` names a column holding each item's reference value, in the same kind as the judges'
+      values (pairwise gold always in the original labels). It is read once per item and criterion,
+      condition "original"; two different gold values for one item are an error;
+    - ``criterion=``, ``condition=`` and ``repeat=`` name optional columns that fill those table
+      columns (defaults: "overall", "original", NA); ``cluster=`` and ``keep=`` name columns carried
+      into the table under their own names (pass ``cluster="<name>"`` to a statistic to resample them);
+    - **a missing cell is never dropped**: it becomes an unscored row, status "missing", reason
+      "missing in source (...)". Which strings count as missing is ``missing_values=``
+      (:data:`DEFAULT_MISSING`; real NaN/None always do);
+    - **a value that cannot be mapped** (a label outside ``labels=``, a score outside ``scale=``, a
+      winner not in the mapping, a score that is not a number) raises ONE error naming the column, the
+      row and the value; with ``on_bad="unscored"`` it becomes a ``parse_error`` row with that reason.
+
+    Every judge row keeps the source cell as text in ``raw_output`` and its provenance (column, row)
+    in ``detail``.
+
+    Options: ``labels=`` declares the allowed labels (kind "label") and ``scale=(low, high)`` the
+    allowed score range (kind "score"); without them any label / any finite number is accepted.
+    ``run_id`` defaults to "from_frame:<file name>" (or "from_frame"), ``rubric`` to "imported".
+    Errors (an unknown or empty column, an empty frame, mixed label types, a judge column with no
+    value at all, two verdicts for one key, an unreadable file) raise :class:`FrameImportError`
+    with one sentence naming the column, row and value.
     """
     source_name = Path(frame).name if isinstance(frame, str | os.PathLike) else None
     if isinstance(frame, str | os.PathLike):
