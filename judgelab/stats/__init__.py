@@ -24,6 +24,7 @@ from judgelab.stats.bootstrap import (
     vectorized_statistic,
 )
 from judgelab.stats.compare import adjust_pvalues, compare_judges, dependent_correlation_test
+from judgelab.stats.compare_rubrics import compare_rubrics
 from judgelab.stats.conformal import conformal_interval
 from judgelab.stats.corrected import corrected_difference, corrected_mean
 from judgelab.stats.correlation import correlation, kendall, pearson, spearman
@@ -78,6 +79,7 @@ __all__ = [
     "flip_rate",
     "group_level_correlation",
     "icc",
+    "compare_rubrics",
     "is_judgments_table",
     "kendall",
     "kendall_statistic",

@@ -179,10 +179,40 @@ def openqa_artifacts(settings: Settings) -> list[Artifact]:
     ]
 
 
+def variants_artifacts(settings: Settings) -> list[Artifact]:
+    """09_rubric_variants: SummEval's released prompt styles compared as rubric variants, held out."""
+    from judgelab.studies import variants_study
+
+    styles = variants_study.load_prompt_styles(settings.data_dir)
+    src = styles.sources
+    nb = "09_rubric_variants"
+    table = variants_study.prompt_style_table(styles.table, n_resamples=settings.n_resamples, seed=settings.seed)
+    base = (f"SummEval, {variants_study.STYLE_JUDGE}'s {len(styles.styles)} released prompt styles vs the expert "
+            f"mean; selected on half of the 100 documents, reported on the other half; data {_src_text(src)}.")
+    ci = (f"95% percentile bootstrap CIs resampling whole documents, {settings.n_resamples} resamples, seed "
+          f"{settings.seed}; p_adj: Holm over the styles vs {variants_study.BASE_STYLE}")
+    pooled = table[table["criterion"] == "pooled"]
+    per_criterion = table[table["criterion"] != "pooled"]
+    return [
+        Artifact("variants_prompt_styles", nb, "compare_rubrics per criterion and pooled: each style's held-out "
+                 "Spearman rho and its difference from rts.", src, table=table),
+        Artifact("variants_prompt_styles_fig", nb, f"Pooled over the 4 criteria. {base} {ci}.", src,
+                 figure=plots.plot_rubric_comparison(pooled, title="SummEval prompt styles (gpt-3.5), held out",
+                                                     caption_text=f"{base} {ci}.").figure,
+                 tables=["variants_prompt_styles"]),
+        Artifact("variants_prompt_styles_by_criterion", nb, f"Per criterion. {base} {ci}.", src,
+                 figure=plots.plot_rubric_comparison(per_criterion, group="criterion",
+                                                     title="SummEval prompt styles per criterion, held out",
+                                                     caption_text=f"{base} {ci}.").figure,
+                 tables=["variants_prompt_styles"]),
+    ]
+
+
 GROUPS: dict[str, Callable[[Settings], list[Artifact]]] = {
     "summeval": summeval_artifacts,
     "llmbar": llmbar_artifacts,
     "openqa": openqa_artifacts,
+    "variants": variants_artifacts,
 }
 
 

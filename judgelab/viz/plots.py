@@ -401,6 +401,9 @@ def plot_rubric_comparison(result: pd.DataFrame, *, ax: Axes | None = None, grou
     require_columns(result, ("part", "variant", "base", "selected", *ESTIMATE_COLUMNS, group),
                     "plot_rubric_comparison")
     rows = require_rows(result[result["part"] == "variant"], "plot_rubric_comparison", "part == 'variant' rows")
+    if group is None and rows["variant"].duplicated().any():
+        raise PlotInputError("plot_rubric_comparison: the frame has several rows per variant (judges or criteria); "
+                             "pass group=<the column that tells them apart>")
     metric = str(rows["metric"].iloc[0])
     variants = list(dict.fromkeys(rows["variant"].astype(str)))
     groups = list(dict.fromkeys(rows[group].astype(str))) if group else [""]
@@ -410,7 +413,7 @@ def plot_rubric_comparison(result: pd.DataFrame, *, ax: Axes | None = None, grou
         p_adj = dict(zip(diffs["variant"].astype(str), diffs.get("p_adjusted", diffs["p_value"]), strict=True))
         for v in variants:
             labels[v] = f"{v} (base)" if v in set(rows["base"].astype(str)) else \
-                f"{v}  p_adj={p_adj[v]:.3g}" if v in p_adj and np.isfinite(p_adj[v]) else v
+                f"{v}  p_adj={p_adj[v]:.2g}" if v in p_adj and np.isfinite(p_adj[v]) else v
     with use_style():
         ax, own = panel_axes(ax, (FIG_WIDTH, 0.45 * len(variants) * max(1, len(groups) / 2) + 1.6))
         hue = group if len(groups) > 1 else None
