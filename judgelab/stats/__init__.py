@@ -49,16 +49,27 @@ from judgelab.stats.model_agreement import (
     agreement_matrix,
     agreement_matrix_wide,
 )
-from judgelab.stats.pairing import is_judgments_table, pair_conditions, pair_judges
+from judgelab.stats.pairing import (
+    DuplicateRatingsError,
+    EmptyInputError,
+    StatsInputError,
+    is_judgments_table,
+    pair_conditions,
+    pair_judges,
+)
 from judgelab.stats.pairwise import pairwise_accuracy, pairwise_agreement, pairwise_policy_sensitivity
 from judgelab.stats.power import n_for_correlation, n_for_correlation_difference, n_for_flip_rate, n_for_kappa
 from judgelab.stats.ppi import CorrectionError
+from judgelab.stats.sensitivity import unscored_sensitivity
 
 __all__ = [
     "AGREEMENT_THRESHOLDS",
     "DEFAULT_RESAMPLES",
     "BootstrapResult",
     "CorrectionError",
+    "DuplicateRatingsError",
+    "EmptyInputError",
+    "StatsInputError",
     "THREE_LEVEL_THRESHOLDS",
     "adjust_pvalues",
     "agreement_label",
@@ -115,5 +126,6 @@ __all__ = [
     "spearman_statistic",
     "system_level_correlation",
     "system_pair_accuracy",
+    "unscored_sensitivity",
     "vectorized_statistic",
 ]
