@@ -103,7 +103,9 @@ def analyze(
     rows = consistency_rows(used, unscored, note=unscored_note)
     rows += first_position_rows(used, note=unscored_note)
     calibrated = calibrate(used, gold_labels)
-    rows += sensitivity_rows(calibrated, gold_labels, seed=seed, n_resamples=n_resamples, note=unscored_note)
+    stated = bool(used[["confidence_original", "confidence_swapped"]].notna().to_numpy().any())
+    rows += sensitivity_rows(calibrated, gold_labels, seed=seed, n_resamples=n_resamples, note=unscored_note,
+                             stated_confidence=stated)
     summary = summary_frame(rows)
     return ProbeResult(
         "position", table, summary, plotter=plot_position,
@@ -245,7 +247,9 @@ def calibrate(pairs: pd.DataFrame, gold_labels: pd.Series | None) -> pd.DataFram
 
 
 def sensitivity_rows(calibrated: pd.DataFrame, gold_labels: pd.Series | None, *, seed: int,
-                     n_resamples: int, note: str = "") -> list[dict[str, Any]]:
+                     n_resamples: int, note: str = "", stated_confidence: bool = True) -> list[dict[str, Any]]:
+    """Win rate of A and accuracy per inconsistency policy; ``swap_rule_confidence`` only when the judge
+    stated confidences (without them the rule's 0.5 for a disagreeing pair is not a confidence)."""
     unscored_note = note
     rows = []
     for policy in INCONSISTENCY_POLICIES:
@@ -268,7 +272,7 @@ def sensitivity_rows(calibrated: pd.DataFrame, gold_labels: pd.Series | None, *,
             correct = int((scored[has_gold] == gold[has_gold]).sum())
             rows.append(proportion_row("accuracy", correct, int(has_gold.sum()), policy=policy, note=note))
     confidence = pd.to_numeric(calibrated["tie_confidence"], errors="coerce").dropna().to_numpy(float)
-    if len(confidence):  # the swap-consistency rule: agreeing passes keep their mean confidence, others 0.5
+    if stated_confidence and len(confidence):  # the swap-consistency rule: agreeing passes keep their mean confidence, others 0.5
         ci = bootstrap_ci(confidence, statistic="mean", n_resamples=n_resamples, seed=seed).iloc[0]
         rows.append(result_row("swap_rule_confidence", float(confidence.mean()), n=len(confidence),
                                ci_low=ci["ci_low"], ci_high=ci["ci_high"], policy="tie", note=unscored_note,
