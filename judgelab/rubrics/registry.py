@@ -12,7 +12,8 @@ from judgelab.rubrics.spec import RubricSpecError, load_spec_file
 from judgelab.rubrics.spec_rubric import BUILTIN_DIR, SpecRubric
 
 __all__ = [
-    "EXAMPLES_DIR", "KINDS", "describe_rubric", "diff_rubrics", "example_items", "list_rubrics", "load_rubric",
+    "EXAMPLES_DIR", "KINDS", "describe_rubric", "diff_example", "diff_rubrics", "example_items", "list_rubrics",
+    "load_rubric", "prompt_text", "spec_differences",
     "resolve_rubric_path", "rubric_class",
 ]
 
@@ -157,6 +158,29 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: value}
 
 
+def spec_differences(a: SpecRubric, b: SpecRubric) -> list[tuple[str, str, str]]:
+    """(dotted field, value in ``a``, value in ``b``) for every spec field that differs, values shortened for display."""
+    fa = _flatten(a.spec.model_dump(mode="json", exclude={"example", "description"}))
+    fb = _flatten(b.spec.model_dump(mode="json", exclude={"example", "description"}))
+    out = []
+    for key in dict.fromkeys([*fa, *fb]):
+        left, right = fa.get(key, _ABSENT), fb.get(key, _ABSENT)
+        if left != right:
+            out.append((key, "(absent)" if left is _ABSENT else _short(left),
+                        "(absent)" if right is _ABSENT else _short(right)))
+    return out
+
+
+def prompt_text(rubric: SpecRubric, item: dict[str, Any]) -> str:
+    """The first request's messages for ``item`` as one text, each message under a ``[role]`` line."""
+    return "\n".join(f"[{m['role']}]\n{m['content']}" for m in rubric.requests(item)[0].messages)
+
+
+def diff_example(a: SpecRubric, b: SpecRubric, item: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """``item``, else the first example item of ``a`` (or ``b``), else None."""
+    return item if item is not None else next(iter(_example(a) or _example(b)), None)
+
+
 def diff_rubrics(a: str | Path | SpecRubric, b: str | Path | SpecRubric, *, item: dict[str, Any] | None = None,
                  context: int = 2) -> str:
     """A readable diff of two rubrics (e.g. two variants): the spec fields that differ, then the rendered prompt.
@@ -165,24 +189,16 @@ def diff_rubrics(a: str | Path | SpecRubric, b: str | Path | SpecRubric, *, item
     in ``a`` start with ``-``, lines only in ``b`` with ``+`` (a unified diff with ``context`` lines).
     """
     ra, rb = _as_rubric(a, {}), _as_rubric(b, {})
-    fa = _flatten(ra.spec.model_dump(mode="json", exclude={"example", "description"}))
-    fb = _flatten(rb.spec.model_dump(mode="json", exclude={"example", "description"}))
     lines = [f"--- {ra.name} v{ra.version} (fingerprint {ra.fingerprint()})",
              f"+++ {rb.name} v{rb.version} (fingerprint {rb.fingerprint()})", "", "spec fields that differ:"]
-    changed = [k for k in dict.fromkeys([*fa, *fb]) if fa.get(k, _ABSENT) != fb.get(k, _ABSENT)]
-    for key in changed:
-        left, right = fa.get(key, _ABSENT), fb.get(key, _ABSENT)
-        lines.append(f"  {key}: {'(absent)' if left is _ABSENT else _short(left)} -> "
-                     f"{'(absent)' if right is _ABSENT else _short(right)}")
-    if not changed:
-        lines.append("  (none)")
-    example = item if item is not None else next(iter(_example(ra) or _example(rb)), None)
+    changed = spec_differences(ra, rb)
+    lines += [f"  {key}: {left} -> {right}" for key, left, right in changed] or ["  (none)"]
+    example = diff_example(ra, rb, item)
     lines.append("")
     if example is None:
         lines.append("(no example item to render a prompt: pass item=)")
         return "\n".join(lines)
-    texts = [[f"[{m['role']}]" + "\n" + m["content"] for m in r.requests(example)[0].messages] for r in (ra, rb)]
-    prompt = list(difflib.unified_diff("\n".join(texts[0]).splitlines(), "\n".join(texts[1]).splitlines(),
+    prompt = list(difflib.unified_diff(prompt_text(ra, example).splitlines(), prompt_text(rb, example).splitlines(),
                                        fromfile=ra.name, tofile=rb.name, n=context, lineterm=""))
     lines.append(f"rendered prompt (item {example.get('item_id', '?')}, first request):")
     lines.extend(prompt[2:] if prompt else ["  (identical)"])

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from judgelab.errors import ConfigError
 from judgelab.rubrics import RubricSpecError, describe_rubric, diff_rubrics, load_rubric
 from judgelab.rubrics.variants import exact_level_map, order_schema
 from tests.rubrics.rubric_helpers import EXAMPLES, examples
@@ -337,3 +338,19 @@ def test_criteria_and_options_accumulate_field_by_field():
     assert crit.definition == "Claims are verifiable." and crit.anchors == {1: "No.", 5: "Yes."}
     third = second.variant("c", criteria={"factual_accuracy": {"anchors": {5: "Yes!"}}})
     assert third.spec.criterion("factual_accuracy").anchors == {5: "Yes!"}  # anchors replace the whole set
+
+
+def test_the_notebook_view_shows_fields_and_prompts_side_by_side():
+    from judgelab.viz.variants_view import VariantDiffView, variant_diff_html
+
+    base = load_rubric("editorial_summary")
+    before = base.variant("explain_first", justification="before")
+    page = variant_diff_html(base, before)
+    assert "<code>justification</code>" in page and "explain_first" in page and 'class="diff"' in page
+    assert "The rendered prompts are identical." in variant_diff_html(base, load_rubric("editorial_summary"))
+    view = VariantDiffView({"base": base, "explain_first": before, "top_first": base.variant(anchor_order="descending")})
+    assert "<code>justification</code>" in view.output.value
+    view.right.value = "top_first"
+    assert "<code>anchor_order</code>" in view.output.value and "<code>justification</code>" not in view.output.value
+    with pytest.raises(ConfigError, match="at least two rubrics"):
+        VariantDiffView({"base": base})
