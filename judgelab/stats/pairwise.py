@@ -44,9 +44,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgelab.errors import JudgelabError
 from judgelab.judgments import is_scored
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap
+from judgelab.stats.pairing import StatsInputError
 from judgelab.stats.tidy import result_row, tidy_frame
 
 __all__ = ["METRICS", "POLICIES", "PairwiseInputError", "Policy", "pairwise_accuracy", "pairwise_agreement",
@@ -66,7 +66,7 @@ _VALID = ("A", "B", "TIE")
 _OTHER = {"A": "B", "B": "A", "TIE": "TIE"}
 
 
-class PairwiseInputError(JudgelabError, ValueError):
+class PairwiseInputError(StatsInputError):
     """A pairwise table or option that cannot be scored as given; the message says what to change."""
 
 
@@ -347,10 +347,12 @@ def _score(
             else np.nan
         )
         # n counts verdicts for accuracy_mean, items otherwise
+        note = notes[metric] or (f"no item is usable under policy {policy!r} (every verdict a tie or unscored)"
+                                 if n == 0 else "")
         rows.append(result_row(metric, estimate, n=int(n), ci_low=low, ci_high=high, p_value=p_value, method=method,
                                n_correct=int(k), n_items=len(v),
                                n_excluded=int(len(v) * (2 if metric == "accuracy_mean" else 1) - n), policy=policy,
-                               note=notes[metric]))
+                               note=note))
     return tidy_frame(rows)
 
 

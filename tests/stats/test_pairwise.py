@@ -133,3 +133,15 @@ def test_bad_input_is_a_clear_error() -> None:
     doubled = pd.concat([table, table[table["judge"] == "j"].assign(run_id="r")], ignore_index=True)
     with pytest.raises(ValueError, match="more than one verdict per condition"):
         pairwise_accuracy(doubled)
+
+
+def test_nothing_usable_is_nan_with_a_note_and_errors_are_stats_input_errors() -> None:
+    from judgelab.stats import StatsInputError
+
+    table = _table({"i1": (None, None), "i2": ("TIE", None)}, {"i1": "A", "i2": "B"})
+    res = pairwise_accuracy(table, policy="exclude", n_resamples=50).set_index("metric")
+    row = res.loc["accuracy_original"]
+    assert row["n"] == 0 and np.isnan(row["estimate"]) and "no item is usable under policy 'exclude'" in row["note"]
+    assert res.loc["accuracy_original", "n_excluded"] == 2
+    with pytest.raises(StatsInputError, match="no judge rows"):
+        pairwise_accuracy(table[table["judge"] == "gold"])
