@@ -249,6 +249,8 @@ def test_scale_order_probe(tmp_path, biased):
         res = probes.scale_order(anchored_items(8), rubric, s.MODEL, **s.run_kw(srv, tmp_path))
     assert set(res.table["condition"]) == {"scale:ascending", "scale:descending"}
     assert set(res.table["rubric"]) == {"direct_score-anchors_ascending", "direct_score-anchors_descending"}
+    versions = res.table.groupby("rubric")["rubric_version"].unique()
+    assert all(len(v) == 1 and v[0].startswith("1.0+") for v in versions) and versions.map(tuple).nunique() == 2
     row = res.metric("score_change", "scale:descending")
     assert row["estimate"] == (1.0 if biased else 0.0) and s.significant(row) is biased
     assert row["n"] == 8
