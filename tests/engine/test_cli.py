@@ -148,3 +148,41 @@ def test_rubrics_list_and_show():
     assert p.returncode == 0 and "direct_score" in p.stdout.split()
     p = _cli("rubrics", "show", "direct_score")
     assert p.returncode == 0 and "Factual Accuracy" in p.stdout
+
+
+def test_run_report_then_report_command_from_the_run_folder(tmp_path):
+    """`run --report` writes report.html beside the table; `judgelab report RUN_DIR` writes it again from the
+    folder alone (run.json names the rubric and the items), from another working directory."""
+    data = _data(tmp_path, n=3)
+    with StubServer(lambda b: GOOD) as srv:
+        p = _cli(*_run_args(srv, tmp_path, data, "--report"))
+    assert p.returncode == 0, p.stderr
+    summary = json.loads(p.stdout.strip().splitlines()[-1])
+    first = (tmp_path / "out" / "report.html").read_text()
+    assert summary["report"] == str(tmp_path / "out" / "report.html")
+    assert "3 items; 9 judgment rows (9 ok, 0 unscored)" in first
+    assert "Factual Accuracy" in first and "not reproduced" not in first  # every prompt rendered from the rubric
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    again = subprocess.run([sys.executable, "-m", "judgelab.cli", "report", str(tmp_path / "out"), "--out",
+                            str(tmp_path / "again.html")], capture_output=True, text=True, cwd=elsewhere,
+                           env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["report"] == str(tmp_path / "again.html")
+    assert "Factual Accuracy" in (tmp_path / "again.html").read_text()
+    missing = _cli("report", str(tmp_path / "nothing-here"))
+    _one_sentence_error(missing, "nothing-here")
+
+
+def test_help_lists_every_command_with_one_line():
+    from judgelab.cli import app, rubrics_app
+
+    p = _cli("--help", env_extra={"COLUMNS": "200"})
+    assert p.returncode == 0
+    commands = [c.name or c.callback.__name__ for c in app.registered_commands] + ["rubrics"]
+    assert {"run", "probe", "demo", "report", "serve", "reproduce", "rubrics"} <= set(commands)
+    for name in commands:
+        line = next((ln for ln in p.stdout.splitlines() if ln.strip("│ ").startswith(name + " ")), None)
+        assert line is not None, f"{name} missing from --help:\n{p.stdout}"
+        assert len(line.strip("│ ")[len(name):].strip()) > 20, line  # a one-line description, not a bare name
+    assert rubrics_app.info.help

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from judgelab.judgments import make_table
-from judgelab.viz.widgets import DisagreementBrowser, RubricExplorer, find_disagreements
+from judgelab.viz.widgets import (
+    DisagreementBrowser,
+    RubricExplorer,
+    find_disagreements,
+    gold_fields,
+    natural_key,
+)
 
 
 def _pairwise_table() -> pd.DataFrame:
@@ -120,3 +127,67 @@ def test_rubric_explorer_runs_the_embedded_judge(tmp_path: Path) -> None:
     assert "NOT a meaningful verdict" in explorer.status.value
     assert "status" in explorer.parsed.value and "verdict" in explorer.verdict.value
     assert explorer.raw.value.count("<pre") >= 1
+
+
+# ---------------------------------------------------------------- gold fields, natural order, the |Δ| control
+def test_disagreement_browser_shows_every_gold_field_of_released_openqa_items(data_dir: Path) -> None:
+    from judgelab.datasets import openqa
+
+    data = openqa("gpt-4", data_dir=data_dir)
+    browser = DisagreementBrowser(data.table, data.items)
+    assert browser.gold.value == "human" and browser.matches.options
+    item = data.items.set_index("item_id").loc[browser.matches.value]
+    view = browser.view.value
+    for answer in item["gold_answers"]:  # reference-gold items: every accepted answer, one per line
+        assert f"• {html.escape(answer)}" in view
+    assert "<b>gold_answers</b> <i>(gold / reference)</i>" in view and "<b>human_verdict</b>" in view
+    # OpenQA's verdicts are yes/no: a |Δ| threshold means nothing there, so it is hidden
+    assert browser.threshold.layout.display == "none" and not browser.threshold_applies()
+
+
+def test_gold_fields_known_names_first_then_look_alikes() -> None:
+    assert gold_fields(["input", "label", "gold_answer", "reference_summary", "expected_score", "output"]) == [
+        "gold_answer", "label", "reference_summary", "expected_score"]
+    assert gold_fields(["prompt", "response"]) == []
+
+
+def test_disagreement_browser_sorts_items_naturally_and_shows_delta_only_for_numeric_scores() -> None:
+    base = {"run_id": "r", "rubric": "s", "condition": "original", "repeat": 0, "status": "ok", "criterion": "fluency"}
+    ids = ["doc#10", "doc#2", "doc#1", "doc#21"]
+    table = make_table([{**base, "item_id": i, "judge": "human", "score": 5.0} for i in ids]
+                       + [{**base, "item_id": i, "judge": "j", "score": 1.0} for i in ids])
+    items = pd.DataFrame({"item_id": ids, "summary": ["s"] * 4, "reference": ["the reference text"] * 4})
+    browser = DisagreementBrowser(table, items)
+    assert browser.matches.options == ("doc#1", "doc#2", "doc#10", "doc#21")  # not doc#1, doc#10, doc#2 ...
+    assert browser.threshold.layout.display == "" and browser.threshold_applies()
+    assert "<b>reference</b> <i>(gold / reference)</i>" in browser.view.value
+    browser.kind.value = "unscored"
+    assert browser.threshold.layout.display == "none"
+    browser.kind.value = "judge vs gold"
+    browser.threshold.value = 4.0
+    assert browser.matches.options == ("doc#1", "doc#2", "doc#10", "doc#21")  # |1 - 5| = 4 >= 4
+    assert sorted(["x10", "x9", "x1"], key=natural_key) == ["x1", "x9", "x10"]
+
+
+def test_disagreement_browser_hides_delta_for_pairwise_winners() -> None:
+    browser = DisagreementBrowser(_pairwise_table(), ITEMS)
+    assert browser.kind.value == "judge vs gold" and browser.threshold.layout.display == "none"
+
+
+def test_rubric_explorer_opens_on_the_shortest_prompt_and_shows_all_of_it() -> None:
+    from judgelab.rubrics import example_items, list_rubrics, load_rubric
+
+    def length(name: str) -> int:
+        requests = load_rubric(name).requests(example_items(name)[0])
+        return sum(len(m["content"]) for r in requests for m in r.messages)
+
+    explorer = RubricExplorer()
+    assert explorer.rubric.value == min(list_rubrics(), key=length) != "chess_commentary"
+    long_prompt = "word " * 3000  # 15,000 characters: no cut, in a scrollable box
+    explorer = RubricExplorer(rubrics=["direct_score"], items={"direct_score": [{"prompt": long_prompt,
+                                                                                  "response": "r"}]})
+    assert long_prompt.strip() in explorer.prompt.value and "more characters" not in explorer.prompt.value
+    assert "overflow:auto" in explorer.prompt.value and "max-height" in explorer.prompt.value
+    assert RubricExplorer(rubrics=["direct_score", "pairwise"], rubric="pairwise").rubric.value == "pairwise"
+    with pytest.raises(ValueError, match="not among"):
+        RubricExplorer(rubrics=["direct_score"], rubric="pairwise")
