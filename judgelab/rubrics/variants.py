@@ -37,7 +37,7 @@ import copy
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -313,49 +313,45 @@ def _rescale(rubric: SpecRubric, spec: RubricSpec, value: Any, crit_changes: Map
         rescale_schema(spec.output.json_schema, old, new)
 
 
-def rescale_schema(schema: dict[str, Any] | None, old: tuple[int, int], new: tuple[int, int]) -> dict[str, Any] | None:
-    """A JSON schema whose numeric fields bounded by the old scale are bounded by the new one."""
+def _edit_schema(schema: dict[str, Any] | None, edit: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
+    """A copy of ``schema`` with ``edit`` applied to every object node, outermost first."""
     if schema is None:
         return None
     schema = copy.deepcopy(schema)
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
-            if node.get("type") in ("integer", "number") and (node.get("minimum"), node.get("maximum")) == old:
-                node["minimum"], node["maximum"] = new
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
+            edit(node)
+        for value in node.values() if isinstance(node, dict) else node if isinstance(node, list) else ():
+            walk(value)
 
     walk(schema)
     return schema
+
+
+def rescale_schema(schema: dict[str, Any] | None, old: tuple[int, int], new: tuple[int, int]) -> dict[str, Any] | None:
+    """A JSON schema whose numeric fields bounded by the old scale are bounded by the new one."""
+
+    def edit(node: dict[str, Any]) -> None:
+        if node.get("type") in ("integer", "number") and (node.get("minimum"), node.get("maximum")) == old:
+            node["minimum"], node["maximum"] = new
+
+    return _edit_schema(schema, edit)
 
 
 def order_schema(schema: dict[str, Any] | None, justification: str) -> dict[str, Any] | None:
     """A JSON schema whose objects list their reasoning fields before (or after) their verdict fields."""
-    if schema is None:
-        return None
-    schema = copy.deepcopy(schema)
 
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            props = node.get("properties")
-            if isinstance(props, dict):
-                order = _ordered_keys(list(props), justification)
-                node["properties"] = {k: props[k] for k in order}
-                if isinstance(node.get("required"), list):
-                    required = node["required"]
-                    node["required"] = [k for k in order if k in required] + [k for k in required if k not in props]
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
+    def edit(node: dict[str, Any]) -> None:
+        props = node.get("properties")
+        if isinstance(props, dict):
+            order = _ordered_keys(list(props), justification)
+            node["properties"] = {k: props[k] for k in order}
+            if isinstance(node.get("required"), list):
+                required = node["required"]
+                node["required"] = [k for k in order if k in required] + [k for k in required if k not in props]
 
-    walk(schema)
-    return schema
+    return _edit_schema(schema, edit)
 
 
 def _ordered_keys(keys: list[str], justification: str) -> list[str]:
