@@ -200,7 +200,7 @@ class SpecRubric:
         if schema is not None:
             response_format = {
                 "type": "json_schema",
-                "json_schema": {"name": f"{self.name}_output".replace("-", "_"), "schema": schema},
+                "json_schema": {"name": self.schema_name(), "schema": schema},
             }
         return JudgeRequest(
             messages=self.render_messages(context),
@@ -211,6 +211,12 @@ class SpecRubric:
             max_tokens=self.spec.max_tokens,
             meta=dict(meta or {}),
         )
+
+    def schema_name(self) -> str:
+        """The response_format schema's name: ``<rubric>_output``, at most 64 characters (OpenAI's limit), which
+        long variant names would pass; those keep 55 characters and 8 hex of a hash of the whole name."""
+        name = f"{self.name}_output".replace("-", "_")
+        return name if len(name) <= 64 else f"{name[:55]}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
     def response_schema(self) -> dict[str, Any] | None:
         """The JSON schema sent as response_format (the spec's; subclasses may tighten it per parameters)."""

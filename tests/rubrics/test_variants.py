@@ -354,3 +354,11 @@ def test_the_notebook_view_shows_fields_and_prompts_side_by_side():
     assert "<code>anchor_order</code>" in view.output.value and "<code>justification</code>" not in view.output.value
     with pytest.raises(ConfigError, match="at least two rubrics"):
         VariantDiffView({"base": base})
+
+
+def test_long_variant_names_keep_the_response_schema_name_within_64_characters():
+    long = load_rubric("editorial_summary").variant(anchor_order="descending", justification="before", language="it",
+                                                    system="Be careful and precise.")
+    name = long.requests(EDITORIAL_ITEM)[0].response_format["json_schema"]["name"]
+    assert len(long.name) > 64 and len(name) == 64 and re.fullmatch(r"[A-Za-z0-9_]+", name)
+    assert load_rubric("direct_score").schema_name() == "direct_score_output"  # short names unchanged
