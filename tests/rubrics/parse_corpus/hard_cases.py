@@ -1,0 +1,98 @@
+"""Hand-written hard cases for the parsing layer, with the value a careful reader takes from each.
+
+``SCORES``: (reply, scale, decimals, expected) where expected is the score, or ``Failure("text")``: the
+reply must be unparsed with a reason containing that text (a failure names the value it refused).
+``WINNERS``: (reply, expected winner in the labels shown, or Failure). ``CHOICES``: option letters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["CHOICES", "Failure", "SCORES", "WINNERS"]
+
+
+@dataclass(frozen=True)
+class Failure:
+    reason: str
+
+
+SCORES: list[tuple[str, tuple[int, int], bool, float | Failure]] = [
+    # the formats the issue names
+    ("Score: 4/5", (1, 5), False, 4),
+    ("The answer is accurate but terse.\n\nScore: 4/5.", (1, 5), False, 4),
+    ("It covers every point. 4 out of 5", (1, 5), False, 4),
+    ("Overall a solid summary: 4/5", (1, 5), False, 4),
+    ("Rating: [[8]]", (1, 10), False, 8),
+    ("The response is helpful and correct. Rating: [[7]]", (1, 10), False, 7),
+    ("Feedback: clear and complete. [RESULT] 4", (1, 5), False, 4),
+    ("... the summary misstates the scorer. 2.", (1, 5), False, 2),
+    ("The summary misstates the scorer.\n2", (1, 5), False, 2),
+    ('```json\n{"note": "fine"}\n```\nScore: 3', (1, 5), False, 3),
+    ("★★★☆☆", (1, 5), False, 3),
+    ("Four stars. Clear and faithful.", (1, 5), False, 4),
+    ("**Score:** 5", (1, 5), False, 5),
+    ("Score: four", (1, 5), False, 4),
+    # decimals: a value where the scale allows them, a failure naming the value where it does not
+    ("I would give it a 3.5", (1, 5), True, 3.5),
+    ("I would give it a 3.5", (1, 5), False, Failure("3.5 in 'give it a 3.5' is not a whole number")),
+    # several candidates: the rule decides
+    ("Score: 2. On reflection the omissions are minor. Final score: 4", (1, 5), False, 4),
+    ("A score of 3 seemed right at first, but the summary is faithful, so the score is 4.", (1, 5), False, 4),
+    ("Previous score: 2. Downgrade: 1 for style. Final score: 4", (1, 5), False, 4),
+    ("Final score: 4 out of 5. Better transitions would have earned it a perfect 5 out of 5.", (1, 5), False, 4),
+    ("I would score it a 4; only minor errors keep it from being a perfect 5 out of 5.", (1, 5), False, 4),
+    ("It is not a 5, but it is a solid 4 out of 5.", (1, 5), False, 4),
+    ("The summary states the score phrase later: it scores a 2.", (1, 5), False, 2),
+    ("Resulting in a score of 3 out of 5.\n\nBreakdown:\n1. Grammar: 4/5\n2. Flow: 2/5", (1, 5), False, 3),
+    ("Consistency rating: 4/5\n\nFinal score: 8/10", (1, 5), False, 4),
+    ("The Summary is a perfect relevance (5) as it covers the article.", (1, 5), False, 5),
+    # traps: words and numbers that are not a score
+    ("Kane scored in the 87th minute, and Barkley has scored 15 penalties.", (1, 5), False,
+     Failure("no score found")),
+    ("The score of the previous answer does not matter here.", (1, 5), False, Failure("no score found")),
+    ("Downgrade: 2", (1, 5), False, Failure("no score found")),
+    ("The match ended 3-1 and the article cites 2 sources.", (1, 5), False, Failure("no score found")),
+    ("Rate each summary from 1 to 5.", (1, 5), False, Failure("no score found")),
+    ("The article has (1) a clear lead and (2) a weak ending.", (1, 5), False, Failure("no score found")),
+    ("Score: 7", (1, 5), False, Failure("score 7 in 'Score: 7' is outside the scale 1-5")),
+    ("Score: 0", (1, 5), False, Failure("score 0 in 'Score: 0' is outside the scale 1-5")),
+    ("Score: 8/10", (1, 5), False, Failure("is on a scale to 10, not 1-5")),
+    ("10", (0, 9), False, Failure("score 10 is outside the scale 0-9")),
+    ("", (1, 5), False, Failure("empty output")),
+    # reasoning models: the thinking never counts
+    ("<think>Maybe a 2? No: the summary is faithful.</think>\nScore: 5", (1, 5), False, 5),
+    ("<think>It is a 3 at most</think>", (1, 5), False, Failure("thinking only")),
+    ("<think>The summary is faithful, I lean to 5 but", (1, 5), False, Failure("thinking only: the reasoning block never closes")),
+    ("The summary is faithful; 5 fits.</think>Score: 5", (1, 5), False, 5),
+]
+
+WINNERS: list[tuple[str, str | Failure]] = [
+    ("[[A]]", "A"),
+    ("After weighing both, my final verdict is: [[B]]", "B"),
+    ("Both are equally helpful. [[C]]", "TIE"),
+    ("My final verdict is tie: [[A=B]]", "TIE"),
+    ("Assistant A is significantly better: [[A>>B]]", "A"),
+    ("Assistant B is slightly better: [[B>A]]", "B"),
+    ('Output "[[A]]" if A is better, "[[B]]" if B is better.\nVerdict: [[B]]', "B"),
+    ("Output (a)", "A"),
+    ("Output (b)\n", "B"),
+    ("Output (a) is concise. On the other hand, Output (b) adds detail. Therefore, Output (b) is better.", "B"),
+    ("Winner: A", "A"),
+    ("I prefer Response B.", "B"),
+    ("<think>A looks better at first glance.</think>Assistant B is better.", "B"),
+    ("Output (a) does not follow the instruction, and neither does Output (b).", Failure("no verdict found")),
+    ("Both outputs are equally good.", Failure("no verdict found")),
+    ("A good answer would mention the date.", Failure("no verdict found")),
+    ("", Failure("empty output")),
+]
+
+CHOICES: list[tuple[str, float | Failure]] = [
+    ("B", 2),
+    (" (d) ", 4),
+    ("Answer: E.", 5),
+    ("C. The summary is adequate.", 3),
+    ("A good summary.", Failure("as a word, not as an option letter")),
+    ("Maybe C", Failure("no option letter")),
+    ("F", Failure("no option letter")),
+]
