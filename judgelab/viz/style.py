@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["CI_COLOR", "DIVERGING_CMAP", "DPI", "FAMILY_COLORS", "FIG_WIDTH", "FONT_SIZE", "NUMBER_CELL", "PALETTE",
-           "ROLE_COLORS", "TITLE_SIZE", "caption", "family_colors", "finish", "finish_axes", "format_interval",
+           "ROLE_COLORS", "TEXT_CELL", "TITLE_SIZE", "caption", "family_colors", "finish", "finish_axes", "format_interval",
            "format_number", "format_p_value", "frame_html", "panel_axes", "records_html", "use_style"]
 
 # Colour-blind-safe qualitative palette (Okabe & Ito); order = the order series are first seen.
@@ -165,7 +165,8 @@ def finish_axes(ax: Axes, own: bool, text: str | None) -> Axes:
 
 # ---------------------------------------------------------------- numbers and tables for reading
 # inline (not a class): Jupyter keeps inline styles of an output, and a report has no stylesheet to depend on
-NUMBER_CELL = "white-space:nowrap;text-align:right;font-variant-numeric:tabular-nums"
+TEXT_CELL = "padding:2px 8px;vertical-align:top;text-align:left"
+NUMBER_CELL = "padding:2px 8px;vertical-align:top;white-space:nowrap;text-align:right;font-variant-numeric:tabular-nums"
 _MISSING = "–"  # an en dash: missing or undefined (NaN), never shown as 0
 _P_COLUMNS = ("p_value",)
 
@@ -236,7 +237,8 @@ def records_html(records: Sequence[dict[str, Any]], columns: Sequence[str], *, j
     ci = join_ci and {"ci_low", "ci_high"} <= set(columns)
     if ci:
         columns = [c for c in columns if c != "ci_high"]
-    head = "".join(f"<th>{html.escape('CI' if ci and c == 'ci_low' else str(c))}</th>" for c in columns)
+    head = "".join(f"<th style='{TEXT_CELL}'>{html.escape('CI' if ci and c == 'ci_low' else str(c))}</th>"
+                   for c in columns)
     body = []
     for record in records:
         cells = []
@@ -249,7 +251,7 @@ def records_html(records: Sequence[dict[str, Any]], columns: Sequence[str], *, j
             elif _missing(value) or (isinstance(value, numbers.Number) and not isinstance(value, bool)):
                 cells.append(f"<td style='{NUMBER_CELL}'>{html.escape(format_number(value))}</td>")
             else:
-                cells.append(f"<td>{html.escape(str(value))}</td>")
+                cells.append(f"<td style='{TEXT_CELL}'>{html.escape(str(value))}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     ident = f" id='{html.escape(table_id)}'" if table_id else ""
     return (f"<table{ident} class='judgelab-table' style='border-collapse:collapse'><thead><tr>{head}</tr></thead>"

@@ -45,7 +45,7 @@ _BOX = "max-height:24em;overflow:auto;border:1px solid #ddd;padding:4px;backgrou
 
 def _pre(text: Any, limit: int | None = None, *, box: bool = True) -> str:
     """Text as an escaped <pre>: the whole of it in a scrollable box (``limit`` cuts and says how much)."""
-    body = "" if text is None or (isinstance(text, float) and text != text) else str(text)
+    body = "" if text is None or text is pd.NA or (isinstance(text, float) and text != text) else str(text)
     if limit is not None and len(body) > limit:
         body = body[:limit] + f"\n… ({len(body) - limit} more characters)"
     style = "white-space:pre-wrap;word-break:break-word;margin:0" + (f";{_BOX}" if box else "")

@@ -29,7 +29,7 @@ def test_frame_html_keeps_each_number_in_one_unwrapped_cell() -> None:
     cells = re.findall(r"<td[^>]*>(.*?)</td>", out)
     assert cells == ["flip &lt;rate&gt;", "0.250", "[0.100, 0.450]", "&lt;0.001", "120", "exact"]
     assert out.count(f"style='{NUMBER_CELL}'") == 4 and "white-space:nowrap" in NUMBER_CELL
-    assert "<th>CI</th>" in out and "ci_high" not in out
+    assert ">CI</th>" in out and "ci_high" not in out
     assert "first 2 of 5 rows" in frame_html(pd.DataFrame({"x": range(5)}), max_rows=2)
 
 
