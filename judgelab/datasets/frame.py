@@ -425,14 +425,20 @@ def _judge_rows(frame: pd.DataFrame, column: str, judge_names: pd.Series, base: 
     target = _VALUE_COLUMN[kind]
     rows = []
     records, extra, names = base.to_dict("records"), frame[list(carried)].to_dict("records"), list(judge_names)
+    readable: dict[tuple[type, str], Any] = {}
     for pos, value in enumerate(frame[column]):
         row: dict[str, Any] = {**records[pos], "judge": names[pos], **extra[pos]}
         detail: dict[str, Any] = {"source": "from_frame", "column": str(column), "row": mapper.where.label(pos)}
         if _is_missing(value, mapper.missing_values):
             row.update(status=MISSING, unscored_reason=f"missing in source (column {column!r}, {mapper.where(pos)})")
         else:
-            row["raw_output"] = _text(value)
-            mapped, reason = mapper(value, str(column), pos)
+            row["raw_output"] = text = _text(value)
+            if (type(value), text) in readable:  # most cells repeat a few values: map each once
+                mapped, reason = readable[type(value), text], None
+            else:
+                mapped, reason = mapper(value, str(column), pos)
+                if reason is None:
+                    readable[type(value), text] = mapped
             if reason is not None:
                 row.update(status=PARSE_ERROR, unscored_reason=reason)
             else:
