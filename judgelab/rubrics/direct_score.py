@@ -35,8 +35,19 @@ class DirectScoreRubric(SpecRubric):
     extra_params = frozenset({"criteria", "weights", "scale"})
     # "pattern": free text. One criterion: verdict_text.read_score (an explicit score phrase such as
     # "Score: 4/5", "<score_label>: 4", "Rating: [[4]]", "[RESULT] 4", then "4 out of 5", then a final
-    # standalone number). Several criteria: the LAST "<criterion name>: N" per criterion.
+    # standalone number), or the option letter when options.letters maps letters to scale points
+    # ({"A": 1, ..., "E": 5}, an MCQ-style prompt). Several criteria: the LAST "<criterion name>: N" each.
     output_formats = frozenset({"json", "pattern"})
+
+    def validate_options(self) -> None:
+        letters = self.spec.options.get("letters")
+        if letters is None:
+            return
+        lo, hi = self.scale or (1, 5)
+        if (self.spec.output.format != "pattern" or len(self.spec.criteria) != 1 or not isinstance(letters, Mapping)
+                or not letters or any(not isinstance(v, int) or not lo <= v <= hi for v in letters.values())):
+            raise RubricSpecError(f"rubric {self.spec.name!r}: field 'options.letters' must map option letters to "
+                                  f"integers on the scale {lo}-{hi}, for a one-criterion 'pattern' rubric")
 
     def apply_params(self, spec: RubricSpec, params: Mapping[str, Any]) -> RubricSpec:
         if spec.scale is None:
@@ -130,7 +141,12 @@ class DirectScoreRubric(SpecRubric):
         scores, rows = {}, []
         for c in self.spec.criteria:
             detail: dict[str, Any] = {"justification": answer}
-            if single:
+            letters = self.spec.options.get("letters")
+            if single and letters:
+                found = verdict_text.read_choice(answer, letters)
+                score = int(found.value)
+                detail.update(matched=found.matched, parse_rule=found.rule)
+            elif single:
                 label = str(self.spec.options.get("score_label", "score"))
                 found = verdict_text.read_score(answer, (lo, hi), labels=(label, c.name), field=c.name)
                 score = int(found.value)

@@ -192,3 +192,14 @@ def test_chess_commentary_line_skips_the_thinking() -> None:
     line = ",".join(["WINNER", "A", "A", *["4"] * n, str(4 * n), "B", *["3"] * n, str(3 * n)])
     parsed = rubric.parse_line(f"<think>WINNER,B,draft</think>\n{line}")
     assert parsed["winner"] == "A"
+
+
+def test_direct_score_pattern_reads_a_declared_letter_map(tmp_path: Path) -> None:
+    letters = DIRECT.replace("verdict:", "options: {letters: {A: 1, B: 2, C: 3, D: 4, E: 5}}\nverdict:")
+    rubric = _rubric(tmp_path, letters, "Pick A-E for {{ item.response }}.")
+    request = rubric.requests({"item_id": "1", "prompt": "q", "response": "a"})[0]
+    assert rubric.parse("D. Clear, with one slip.", request)[0].score == 4
+    with pytest.raises(ParseFailure, match="as a word, not as an option letter"):
+        rubric.parse("A clear answer.", request)
+    with pytest.raises(RubricSpecError, match="options.letters"):
+        _rubric(tmp_path, letters.replace("E: 5", "E: 6"), "x")
