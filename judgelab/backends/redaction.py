@@ -6,7 +6,8 @@ secret replaced by ``***``:
 * user-info in URLs: ``https://user:KEY@host/v1`` -> ``https://***@host/v1``;
 * secret query parameters: ``?api-key=KEY``, ``&key=``, ``token=``, ``sig=`` ... -> ``=***``;
 * secret headers, written out (``Authorization: Bearer KEY``, ``'api-key': 'KEY'``, ``x-api-key=KEY``) or as
-  the keys of a mapping (``{"extra_headers": {"api-key": KEY}}``), and ``Bearer KEY`` anywhere;
+  the keys of a mapping (``{"extra_headers": {"api-key": KEY}}``), and ``Bearer KEY`` / ``Basic <base64>``
+  anywhere;
 * any value equal to a key judgelab was given (:func:`register_secret`; the runner, the batch runner, the
   router and the CLI register every key they receive, including keys found inside an ``api_base`` or
   ``extra_params`` headers) or held in a secret-looking environment variable (``OPENAI_API_KEY``,
@@ -52,6 +53,8 @@ _HEADER = re.compile(
     r"(?<![\w-])((?:proxy-)?authorization|api[-_]?key|x-api-key|x-goog-api-key|ocp-apim-subscription-key)"
     r"(['\"]?\s*[:=]\s*['\"]?)((?:bearer|basic|token)\s+)?[^\s'\",;}&)\]]+", re.IGNORECASE)
 _BEARER = re.compile(r"\b(bearer\s+)[A-Za-z0-9._~+/=\-]{8,}", re.IGNORECASE)
+# "Basic <base64 of user:password>"; a digit, + / or = is required so that prose ("basic understanding") stays
+_BASIC = re.compile(r"\b(basic\s+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{12,}={0,2}", re.IGNORECASE)
 _ENV_NAME = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)(?:_|$)", re.IGNORECASE)
 
 _REGISTERED: set[str] = set()
@@ -122,7 +125,8 @@ class _Redactor:
         if "=" in text:
             text = _QUERY.sub(lambda m: m.group(1) + MASK, text)
         text = _HEADER.sub(lambda m: m.group(1) + m.group(2) + (m.group(3) or "") + MASK, text)
-        return _BEARER.sub(lambda m: m.group(1) + MASK, text)
+        text = _BEARER.sub(lambda m: m.group(1) + MASK, text)
+        return _BASIC.sub(lambda m: m.group(1) + MASK, text)
 
     def value(self, value: Any) -> Any:
         if isinstance(value, str):
