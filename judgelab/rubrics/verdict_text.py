@@ -20,17 +20,19 @@ text beats the sub-scores of a list ("1. Grammar: 3/5", "* Accuracy: 5/5"); a ph
 *final*/*overall*/*total* score (or ``[RESULT]``) beats the others; and among equals the LAST wins
 (the verdict closes the reply; an echoed instruction or a self-correction comes earlier).
 
-In tiers 1 and 2 a phrase in a hypothetical or comparative context ("keeps it from being a perfect
-5", "to achieve a 5", "would have earned 5", "rather than a 3", "not a 5") is set aside, and so is a
-mark on another scale ("8/10" on a 1-5 scale) when one on the scale exists. Words like "scored" or
-"scores" ("scored in the 87th minute"), ranges ("1-5") and numbers inside the text never count.
+In tiers 1 and 2 a phrase in a hypothetical, negated or comparative context ("keeps it from being a
+perfect 5", "to achieve a 5", "would have earned 5", "rather than a 3", "not a 5") is set aside.
+"scored"/"scores" count only as "<it / the summary / this ...> scores a 2" with the number closing the
+clause, never in "scored in the 87th minute" or "has scored 15 penalties"; ranges ("1-5", "3-1") and
+other numbers inside the text never count.
 The chosen value must be on the scale: out of range, on another scale, or a decimal where the scale
 takes integers, it is a ParseFailure naming the value -- never a clamp, never a rounding.
 
 **Pairwise winners** (:func:`read_winner`): ``[[A]]``/``[[B]]``/``[[C]]`` (MT-Bench; C is a tie),
 ``[[A>>B]]``/``[[A>B]]``/``[[A=B]]`` (Arena-Hard), then phrases ("Output (a) is better",
 "Assistant B is better", "Winner: A", "I prefer Response B"), then a reply that starts with the
-label ("Output (b)", "A", "(a)"). The last verdict of the strongest tier wins.
+label ("Output (b)", "A", "(a)"). The last verdict of the strongest tier wins; a negated or
+hypothetical phrase ("neither Output (a) nor Output (b) is better") does not count.
 """
 
 from __future__ import annotations
@@ -96,32 +98,37 @@ _CLOSES = (r"(?=\s*(?:[.,;:!?)\n]|$|/|out\s+of\b|(?:for|on|in|because|as|since|a
 # "scores"/"scored" count only with the judged text (or "and" continuing its clause) as subject:
 # "therefore it scores a 2." -- never "Kane scored in the 87th minute" or "has scored 15 penalties"
 _VERB = (r"(?:\b(?:give|giving|assign|assigning|award|awarding|rate|rating|score|scoring|grade|grading)|"
-         r"\b(?:it|this|which|that|summary|response|answer|output|text|and)[ \t]+(?:(?:thus|therefore|so|only|also)[ \t]+)?"
-         r"(?:scores|scored))\b")
+         r"\b(?:it|this|which|that|summary|response|answer|output|text|and)[ \t]+"
+         r"(?:(?:thus|therefore|so|only|also)[ \t]+)?(?:scores|scored))\b")
 _VERB_PHRASE = re.compile(
-    rf"{_VERB}(?P<gap>(?:[ \t]+(?!{_NOT_OBJECT}\b)[a-z'-]+){{0,5}}?)[ \t]+(?:(?:score|rating|grade)[ \t]+)?(?:of[ \t]+)?"
-    rf"{_BRACKETED}{_CLOSES}"
+    rf"{_VERB}(?P<gap>(?:[ \t]+(?!{_NOT_OBJECT}\b)[a-z'-]+){{0,5}}?)[ \t]+"
+    rf"(?:(?:score|rating|grade)[ \t]+)?(?:of[ \t]+)?{_BRACKETED}{_CLOSES}"
 )
-_AS_PHRASE = re.compile(rf"\b(?:score|rate|grade|rank)\b(?:[ \t]+[a-z'-]+){{1,10}}?[ \t]+as[ \t]+(?:an?[ \t]+)?{_BRACKETED}{_CLOSES}")
+_AS_PHRASE = re.compile(
+    rf"\b(?:score|rate|grade|rank)\b(?:[ \t]+[a-z'-]+){{1,10}}?[ \t]+as[ \t]+(?:an?[ \t]+)?{_BRACKETED}{_CLOSES}"
+)
 _DOUBLE_BRACKET = re.compile(rf"\[\[[ \t]*{_NUM}[ \t]*\]\]")
 _RESULT = re.compile(rf"\[result\][ \t]*:?[ \t]*{_NUM}")
-_FRACTION = re.compile(rf"{_NUM}(?:[ \t]*/[ \t]*(?P<den>\d+)(?![\w/]|\.\d)|[ \t]+out[ \t]+of[ \t]+(?P<den_w>\d+|five|ten)(?![\w]))")
+_FRACTION = re.compile(rf"{_NUM}{_DEN.removesuffix('?')}")  # the denominator is required here
 _STARS_WORD = re.compile(rf"{_NUM}{_DEN}[ \t]*(?:-[ \t]*)?stars?\b")
 _STAR_GLYPHS = re.compile(r"(?P<filled>★+)(?P<empty>☆*)")
-# "is a 4 because ...", "making it a perfect 5 in terms of coherence", "a 5, perfect relevance", "a perfect fluency, 5."
+# "is a 4 because", "making it a perfect 5 in terms of coherence", "a 5, perfect relevance", "a perfect fluency, 5."
 _IDIOM_CLOSES = r"(?=\s*(?:[.,;:!)\n]|$|in\s+terms\b|because\b|as\b|since\b|overall\b|for\s+[a-z]))"
 _A_N = re.compile(rf"\ban?[ \t]+(?:(?:perfect|solid|strong)[ \t]+)?{_NUM}{_DEN}{_IDIOM_CLOSES}")
 _PERFECT_NOUN_N = re.compile(rf"\bperfect[ \t]+[a-z]+[ \t]*,[ \t]*{_NUM}{_IDIOM_CLOSES}")
 _PARENTHESIZED = re.compile(rf"(?<=[a-z])[ \t]*\([ \t]*{_NUM}{_DEN}[ \t]*\)")  # "irrelevant (1)"; one per reply
 # after a sentence end or on its own line; never after a colon ("Downgrade: 2" is a label, not a score)
-_FINAL_NUMBER = re.compile(r"(?:^|[.!?]\s+|\n\s*)\(?(?P<num>-?\d+(?:\.\d+)?)\)?(?:\s*/\s*(?P<den>\d+))?\s*[.!]?\s*$")
+_FINAL_NUMBER = re.compile(
+    r"(?:^|[.!?]\s+|\n\s*)\(?(?P<num>-?\d+(?:\.\d+)?)\)?(?:\s*/\s*(?P<den>\d+))?\s*[.!]?\s*$"
+)
 # a phrase right after one of these (up to four plain words between) is hypothetical or comparative
 _HYPOTHETICAL = re.compile(
     r"\b(?:from[ \t]+(?:being|reaching|achieving|getting|receiving|earning|attaining|a|an)|prevent\w*|"
     r"would[ \t]+have|could[ \t]+have|should[ \t]+have|might[ \t]+have|could[ \t]+be|might[ \t]+be|"
     r"to[ \t]+(?:achieve|reach|get|earn|receive|warrant|merit|deserve|justify|be|give|award|assign)|"
-    r"rather[ \t]+than|instead[ \t]+of|than|not|no|never|if|unless|short[ \t]+of|compared[ \t]+(?:to|with)|versus|vs|"
-    r"below|above|beyond|needs?[ \t]+to[ \t]+be|would[ \t]+need)(?:[ \t]+[a-z'-]+){0,4}[ \t]*$"
+    r"rather[ \t]+than|instead[ \t]+of|than|not|no|nor|neither|never|if|unless|short[ \t]+of|"
+    r"compared[ \t]+(?:to|with)|versus|vs|below|above|beyond|needs?[ \t]+to[ \t]+be|would[ \t]+need)"
+    r"(?:[ \t]+[a-z'-]+){0,4}[ \t]*$"
 )
 
 
@@ -139,7 +146,8 @@ def _labelled(labels: Sequence[str]) -> re.Pattern[str] | None:
     names = [re.escape(label.strip().lower()) for label in labels if label and label.strip()]
     if not names:
         return None
-    return re.compile(rf"\b(?:{'|'.join(names)})\b[ \t]*(?:\([^()\n]{{0,20}}\)[ \t]*)?(?:[:=]|-(?!\d))[ \t]*{_BRACKETED}")
+    return re.compile(rf"\b(?:{'|'.join(names)})\b[ \t]*(?:\([^()\n]{{0,20}}\)[ \t]*)?(?:[:=]|-(?!\d))[ \t]*"
+                      rf"{_BRACKETED}")
 
 
 def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidate]:
@@ -164,7 +172,8 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
         v = _number(m.group("num")) if value is None else value
         d = _den(m) if denominator is None else denominator
         begin = m.start("num") if tier == 3 else m.start()
-        found.append(ScoreCandidate(m.start(), m.end(), v, d, tier, final, rule, shown[begin : m.end()].strip(" .!")))
+        span = shown[begin : m.end()].strip(" .!")
+        found.append(ScoreCandidate(m.start(), m.end(), v, d, tier, final, rule, span))
 
     for m in _LABEL_PHRASE.finditer(lowered):
         add(m, 1, "score phrase", final=bool(m.group("final")))
@@ -219,8 +228,8 @@ def _fmt(value: float) -> str:
     return f"{value:g}"
 
 
-def read_score(raw: str, scale: tuple[float, float], *, decimals: bool = False, labels: Sequence[str] = ("score",),
-               field: str = "score") -> TextVerdict:
+def read_score(raw: str, scale: tuple[float, float], *, decimals: bool = False,
+               labels: Sequence[str] = ("score",), field: str = "score") -> TextVerdict:
     """The judge's score on ``scale`` (low, high) read from free text; see the module doc for the rule.
 
     ``decimals=False`` (an integer scale) makes "3.5" a ParseFailure naming 3.5; ``labels`` adds
@@ -263,7 +272,10 @@ _WINNER_PHRASES = (
     re.compile(rf"{_LABEL}\s+(?:is|was|seems|appears)\s+(?:clearly\s+|slightly\s+|much\s+|significantly\s+)?"
                r"(?:the\s+)?(?:better|superior|stronger|preferred|preferable|winner|best)\b"),
     re.compile(rf"\b(?:winner|verdict|choice|preferred(?:\s+\w+)?|better\s+\w+|answer)\s*(?:is|:|=|-)\s*{_LABEL}"),
-    re.compile(r"\b(?:winner|verdict|choice)\s*(?:is|:|=|-)\s*\(?(?P<l3>[ab])\)?(?![\w])"),
+    re.compile(r"\b(?:winner|verdict|choice|better[ \t]+(?:response|answer|output|one))\s*(?:is|:|=|-)\s*"
+               r"\(?(?P<l3>[ab])\)?(?=\s*(?:[.,;:!)\n]|$))"),
+    re.compile(r"(?<![\w'])(?P<l3>[ab])[ \t]+(?:is|was)[ \t]+(?:clearly[ \t]+|slightly[ \t]+|much[ \t]+)?"
+               r"(?:the[ \t]+)?(?:better|superior|preferred|winner)\b"),
     re.compile(rf"\bi\s+(?:would\s+)?(?:choose|prefer|pick|select)\s+{_LABEL}"),
     re.compile(rf"{_LABEL}\s+wins\b"),
 )
@@ -319,8 +331,8 @@ def read_choice(raw: str, choices: Mapping[str, float | str]) -> TextVerdict:
     """
     text = answer_text(raw)
     letters = "".join(re.escape(k) for k in choices)
-    m = re.match(rf"^\s*(?P<intro>(?:the\s+)?answer\s*(?:is\s*)?:?\s*|option\s*)?(?P<open>\()?(?P<letter>[{letters}])"
-                 r"(?P<close>\))?", text, re.IGNORECASE)
+    m = re.match(rf"^\s*(?P<intro>(?:the\s+)?answer\s*(?:is\s*)?:?\s*|option\s*)?(?P<open>\()?"
+                 rf"(?P<letter>[{letters}])(?P<close>\))?", text, re.IGNORECASE)
     lookup = {k.upper(): v for k, v in choices.items()}
     if m is None or m.group("letter").upper() not in lookup:
         raise ParseFailure(f"no option letter {'/'.join(choices)} at the start of {_preview(text)}")
