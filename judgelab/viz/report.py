@@ -74,10 +74,11 @@ def read_run(path: str | Path) -> ReportSource:
         table_file, meta_file = path, path.parent / "run.json"
     table = judgments.load(table_file)
     meta: dict[str, Any] = json.loads(meta_file.read_text()) if meta_file.exists() else {}
-    source = ReportSource(table=table, title=str(path), stats=meta.get("stats"), meta=meta)
+    source = ReportSource(table=table, title=f"judge run: {path}", stats=meta.get("stats"), meta=meta)
     if meta.get("summary"):
         source.summary = pd.DataFrame(meta["summary"])
         source.probe = str(meta.get("probe") or "probe")
+        source.title = f"{source.probe} probe: {path}"
     return source
 
 
@@ -215,8 +216,17 @@ def _png(fig: Any) -> str:
             + base64.b64encode(buffer.getvalue()).decode("ascii") + "'>")
 
 
+def _rater_labels(rows: pd.DataFrame) -> pd.Series:
+    """Who gave a row, as a figure's legend reads it: the judge, and the condition when there are several."""
+    judge = rows["judge"].astype(str)
+    if rows["condition"].nunique() > 1:
+        return judge + " · " + rows["condition"].astype(str)
+    return judge
+
+
 def _distribution_figures(table: pd.DataFrame) -> list[str]:
-    """Bar charts of the scored rows: score counts per criterion (one panel each), and winners/verdicts."""
+    """Bar charts of the scored rows, one bar colour per judge (and condition): score counts per criterion (one
+    panel each, at most 8), and the whole-answer winners/verdicts."""
     import seaborn as sns
     from matplotlib.figure import Figure
 
@@ -224,16 +234,18 @@ def _distribution_figures(table: pd.DataFrame) -> list[str]:
 
     ok = judgments.scored(table)
     out = []
-    scores = ok[ok["score"].notna()].assign(score=lambda f: f["score"].astype(float).round(2))
+    scores = ok[ok["score"].notna()]
+    scores = scores.assign(score=scores["score"].astype(float).round(2), rater=_rater_labels(scores))
     with use_style():
         if len(scores):
             criteria = list(dict.fromkeys(scores["criterion"].astype(str)))[:8]
-            fig = Figure(figsize=(FIG_WIDTH, 2.4 * math.ceil(len(criteria) / 2)))
+            rows_of_panels = math.ceil(len(criteria) / 2)
+            fig = Figure(figsize=(FIG_WIDTH, 2.4 * rows_of_panels))
             for k, criterion in enumerate(criteria):
-                ax = fig.add_subplot(math.ceil(len(criteria) / 2), 2 if len(criteria) > 1 else 1, k + 1)
+                ax = fig.add_subplot(rows_of_panels, 2 if len(criteria) > 1 else 1, k + 1)
                 part = scores[scores["criterion"].astype(str) == criterion]
-                counts = part.groupby(["judge", "score"]).size().rename("rows").reset_index()
-                sns.barplot(data=counts, x="score", y="rows", hue="judge", ax=ax, legend=k == 0)
+                counts = part.groupby(["rater", "score"]).size().rename("rows").reset_index()
+                sns.barplot(data=counts, x="score", y="rows", hue="rater", ax=ax, legend=k == 0)
                 ax.set_title(f"score: {criterion}")
             fig.tight_layout()
             out.append(_png(fig))
@@ -242,12 +254,14 @@ def _distribution_figures(table: pd.DataFrame) -> list[str]:
         if (labels["criterion"] == "overall").any():  # the whole-answer verdict, not each criterion's again
             labels = labels[labels["criterion"] == "overall"]
         if len(labels):
-            counts = labels.groupby(["condition", "verdict_label"]).size().rename("rows").reset_index()
-            fig = Figure(figsize=(FIG_WIDTH * 0.7, 2.8))
+            labels = labels.assign(rater=_rater_labels(labels))
+            counts = labels.groupby(["rater", "verdict_label"]).size().rename("rows").reset_index()
+            fig = Figure(figsize=(FIG_WIDTH * 0.8, 2.8))
             ax = fig.add_subplot()
-            sns.barplot(data=counts, x="verdict_label", y="rows", hue="condition", ax=ax)
+            sns.barplot(data=counts, x="verdict_label", y="rows", hue="rater", ax=ax)
             ax.set_xlabel("winner / verdict (original labels)")
             ax.set_title("verdicts" + (" (criterion overall)" if (labels["criterion"] == "overall").all() else ""))
+            ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), title="")
             fig.tight_layout()
             out.append(_png(fig))
     return out
