@@ -43,7 +43,7 @@ from judgelab.stats.tidy import result_row, tidy_frame
 
 __all__ = ["HUMAN_TIER", "SWAP_CONDITIONS", "Cascade", "CascadeResult", "EscalateWhen", "EscalationRule", "apply_cascade",
            "calibrate_cascade", "cascade", "cascade_from_tables", "cascade_report", "cascade_rows", "consolidated",
-           "escalation_mask", "tier_verdicts"]
+           "escalation_mask", "rule_from_verdicts", "tier_verdicts"]
 
 EscalateWhen = float | str | Callable[[pd.DataFrame], Sequence[bool] | np.ndarray | pd.Series]
 SWAP_CONDITIONS = ("original", "swapped")  # the two presentation orders a verdict is consolidated from
@@ -228,11 +228,13 @@ def cascade_from_tables(table: pd.DataFrame, cheap: str, strong: str, *, escalat
     return CascadeResult(table=final, report=report)
 
 
-def _verdict(row: pd.Series) -> Any:
-    for col in ("winner", "verdict", "score"):
-        if pd.notna(row[col]):
-            return row[col]
-    return None
+def _verdicts(rows: pd.DataFrame) -> pd.Series:
+    """Each row's verdict: its winner, else its verdict label, else its score (None when it has none)."""
+    out = pd.Series([None] * len(rows), index=rows.index, dtype=object)
+    for col in ("score", "verdict", "winner"):  # the later columns win
+        values = rows[col].astype(object)
+        out = values.where(rows[col].notna(), out)
+    return out
 
 
 def tier_verdicts(table: pd.DataFrame, tiers: Sequence[str], *, gold: str | Mapping[str, Any] | None = "gold",
@@ -249,8 +251,7 @@ def tier_verdicts(table: pd.DataFrame, tiers: Sequence[str], *, gold: str | Mapp
         rows = consolidated(table, tier, conditions)
         ok = judgments.is_scored(rows)
         part = pd.DataFrame({"item_id": rows["item_id"].astype(str),
-                             f"{tier}|verdict": [(_verdict(r) if k else None) for (_, r), k in zip(rows.iterrows(), ok,
-                                                                                               strict=True)],
+                             f"{tier}|verdict": _verdicts(rows).where(ok, None),
                              f"{tier}|confidence": rows["confidence"].astype(float).where(ok.to_numpy())})
         if part["item_id"].duplicated().any():
             raise ConfigError(f"judge {tier!r} has several consolidated verdicts for one item; filter to one "
@@ -262,7 +263,7 @@ def tier_verdicts(table: pd.DataFrame, tiers: Sequence[str], *, gold: str | Mapp
             rows = table[(table["judge"] == gold) & judgments.is_scored(table)]
             if rows.empty:
                 raise ConfigError(f"no scored rows of gold {gold!r} in the table")
-            labels = {str(r["item_id"]): _verdict(r) for _, r in rows.iterrows()}
+            labels = dict(zip(rows["item_id"].astype(str), _verdicts(rows), strict=True))
         else:
             labels = {str(k): v for k, v in dict(gold).items()}
         out["gold"] = out["item_id"].map(labels)
@@ -319,6 +320,12 @@ def calibrate_cascade(table: pd.DataFrame, tiers: Sequence[str], *, alpha: float
     repeats or logprob mass). Items without gold are not calibration items.
     """
     frame = tier_verdicts(table, tiers, gold=gold, conditions=conditions)
+    return rule_from_verdicts(frame, tiers, alpha=alpha, delta=delta, items=items, max_levels=max_levels)
+
+
+def rule_from_verdicts(frame: pd.DataFrame, tiers: Sequence[str], *, alpha: float, delta: float,
+                       items: Sequence[str] | None = None, max_levels: int = 8) -> EscalationRule:
+    """:func:`calibrate_cascade` on a :func:`tier_verdicts` frame (compute it once to calibrate many splits)."""
     frame = frame[frame["gold"].notna()]
     if items is not None:
         frame = frame[frame["item_id"].isin(set(map(str, items)))]

@@ -6,7 +6,8 @@ then ``2·z·sqrt(V(n)·deff)``:
 
 - classical: V = σ²(gold)/n;
 - ppi: V = σ²(gold − judge)/n + σ²(judge)/(n_total − n);
-- ppi++: the smallest V over λ in [0, 1] of [σ²(gold) − 2λ·cov + λ²σ²(judge)]/n + λ²σ²(judge)/(n_total − n);
+- ppi++: V at PPI++'s λ = cov/(σ²(judge)·(1 + n/(n_total − n))) clipped to [0, 1] of
+  [σ²(gold) − 2λ·cov + λ²σ²(judge)]/n + λ²σ²(judge)/(n_total − n);
 - rogan_gladen: the delta-method variance with m1 = θ·n gold positives and m0 = (1−θ)·n negatives, at
   the pilot's sensitivity, specificity, pass rate and θ (Lee et al. 2025);
 - calibrated: ppi's formula on the cross-fitted isotonic calibration of the pilot (residuals out of fold).
@@ -74,14 +75,15 @@ def _variance_function(sample: Sample, method: str, n_total: int, seed: int) -> 
         var_r, var_h = float(np.var(y - yhat, ddof=1)), float(np.var(all_hat, ddof=1))
         return (lambda n: var_r / n + var_h / (n_total - n)), f"σ²(gold − judge) = {var_r:.4g}, σ²(judge) = {var_h:.4g}"
     if method == "ppi++":
-        var_h = float(np.var(all_hat, ddof=1))
+        var_h, var_hl = float(np.var(all_hat, ddof=1)), float(np.var(yhat, ddof=1))
         cov = float(np.cov(y, yhat, ddof=1)[0, 1])
 
         def ppi_pp(n: np.ndarray) -> np.ndarray:
             big = n_total - n
             lam = np.clip(cov / (var_h * (1 + n / big)), 0, 1) if var_h > 0 else np.zeros_like(n, dtype=float)
-            return (var_y - 2 * lam * cov + lam ** 2 * var_h) / n + lam ** 2 * var_h / big
-        return ppi_pp, f"σ²(gold) = {var_y:.4g}, cov = {cov:.4g}, σ²(judge) = {var_h:.4g}"
+            return (var_y - 2 * lam * cov + lam ** 2 * var_hl) / n + lam ** 2 * var_h / big
+        return ppi_pp, (f"σ²(gold) = {var_y:.4g}, cov = {cov:.4g}, σ²(judge) = {var_hl:.4g} (labelled), "
+                        f"{var_h:.4g} (all)")
     if method == "rogan_gladen":
         est = estimate_method(_unclustered(sample), "rogan_gladen")
         q0, q1, _, _ = error_rates(y, yhat)

@@ -169,10 +169,12 @@ def _grid(conf: np.ndarray, max_levels: int) -> list[float]:
 
 
 def ltt_cascade(confidences: Sequence[Sequence[float] | np.ndarray], correct: Sequence[Sequence[bool] | np.ndarray],
-                *, alpha: float, delta: float, max_levels: int = 8) -> CascadeCalibration:
+                *, alpha: float, delta: float, max_levels: int = 8, max_first_levels: int = 100) -> CascadeCalibration:
     """Certified thresholds for tiers 0..K−1 (tier k's confidence and correctness per calibration item).
 
-    See the module docstring; with one tier this is :func:`ltt_threshold`.
+    See the module docstring. The first tier's thresholds are its distinct confidences, or
+    ``max_first_levels`` quantiles of them; the later tiers' ``max_levels`` quantiles. With one tier and
+    few distinct confidences this is :func:`ltt_threshold`.
     """
     _check(alpha, delta)
     if not confidences or len(confidences) != len(correct):
@@ -186,7 +188,7 @@ def ltt_cascade(confidences: Sequence[Sequence[float] | np.ndarray], correct: Se
     later = list(itertools.product(*[_grid(c, max_levels) for c in confs[1:]]))
     level = delta / len(later)
     need = min_kept_for_rejection(alpha, level)
-    first_levels = _grid(confs[0], len(np.unique(confs[0])) + 1)
+    first_levels = _grid(confs[0], max_first_levels)
     rows = []
     best: tuple[tuple[float, ...], tuple[int, ...], int] | None = None
     best_key: tuple[int, int] | None = None

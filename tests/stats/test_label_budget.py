@@ -1,0 +1,76 @@
+"""Label budgets: the classical budget is the textbook formula, projections match the intervals corrected_mean
+actually gives, an unreachable target is NaN with a note, bad input is one sentence."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import special
+
+from judgelab.judgments import make_table
+from judgelab.stats import CorrectionError, corrected_mean, label_budget, projected_width
+
+
+def _pilot(seed: int = 0, n_items: int = 3000, n_gold: int = 100, binary: bool = False) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    if binary:
+        truth = (rng.random(n_items) < 0.4).astype(float)
+        judged = np.where(truth == 1, rng.random(n_items) < 0.9, rng.random(n_items) > 0.9).astype(float)
+    else:
+        truth = rng.normal(3, 1, n_items)
+        judged = truth + rng.normal(0.2, 0.5, n_items)
+    rows = []
+    for i in range(n_items):
+        base = {"run_id": "t", "item_id": f"i{i}", "rubric": "r", "criterion": "overall", "condition": "original",
+                "repeat": 0}
+        rows.append({**base, "judge": "judge", "status": "ok", "score": judged[i]})
+        if i < n_gold:
+            rows.append({**base, "judge": "human", "status": "ok", "score": truth[i]})
+    return make_table(rows)
+
+
+def test_classical_budget_is_the_textbook_formula() -> None:
+    pilot = _pilot()
+    gold = pilot[pilot["judge"] == "human"]["score"].astype(float).to_numpy()
+    out = label_budget(pilot, judge="judge", gold="human", target_width=0.2, method="classical")
+    z = float(special.ndtri(0.975))
+    assert out["estimate"].iloc[0] == math.ceil((2 * z * gold.std(ddof=1) / 0.2) ** 2)
+    assert out["width_at_n"].iloc[0] <= 0.2
+
+
+def test_a_good_judge_needs_fewer_labels_and_projections_match_real_intervals() -> None:
+    pilot = _pilot()
+    need = label_budget(pilot, judge="judge", gold="human", target_width=0.15,
+                        method=["classical", "ppi", "ppi++", "calibrated"]).set_index("estimator")
+    assert need.loc["ppi++", "estimate"] < need.loc["classical", "estimate"] / 2
+    # the projected width at the pilot's own n equals the interval corrected_mean gives on the pilot (ppi++ within
+    # the ddof=0 vs ddof=1 difference of the variance estimates)
+    proj = projected_width(pilot, judge="judge", gold="human", n_labels=[100], method=["classical", "ppi++"])
+    real = corrected_mean(pilot, judge="judge", gold="human", method=["classical", "ppi++"])
+    for m in ("classical", "ppi++"):
+        width = real.loc[real["estimator"] == m, ["ci_low", "ci_high"]].diff(axis=1).iloc[0, 1]
+        assert proj.loc[proj["estimator"] == m, "estimate"].iloc[0] == pytest.approx(width, rel=0.02)
+    widths = projected_width(pilot, judge="judge", gold="human", n_labels=[50, 100, 400], method="classical")
+    assert widths["estimate"].is_monotonic_decreasing
+
+
+def test_unreachable_target_is_nan_with_a_note() -> None:
+    pilot = _pilot(n_items=300, n_gold=60, binary=True)
+    out = label_budget(pilot, judge="judge", gold="human", target_width=0.01,
+                       method=["classical", "rogan_gladen"]).set_index("estimator")
+    assert np.isnan(out.loc["rogan_gladen", "estimate"]) and "unreachable" in out.loc["rogan_gladen", "note"]
+
+
+def test_bad_input() -> None:
+    pilot = _pilot(n_items=200, n_gold=5)
+    with pytest.raises(CorrectionError, match="at least 10"):
+        label_budget(pilot, judge="judge", gold="human", target_width=0.1)
+    with pytest.raises(CorrectionError, match="target_width must be positive"):
+        label_budget(_pilot(n_items=200), judge="judge", gold="human", target_width=0)
+    with pytest.raises(CorrectionError, match="nothing unlabelled"):
+        label_budget(_pilot(n_items=100, n_gold=100), judge="judge", gold="human", target_width=0.1)
+    with pytest.raises(CorrectionError, match="n_labels must be between"):
+        projected_width(_pilot(n_items=200), judge="judge", gold="human", n_labels=[500])
