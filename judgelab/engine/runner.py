@@ -388,7 +388,7 @@ async def _execute(jobs: list[Job], engine: _Engine, concurrency: int, progress:
         queue.put_nowait(job)
     rows: list[dict[str, Any]] = []
     bar = tqdm(total=len(jobs), desc=f"judging with {engine.judge}", unit="call", file=sys.stderr,
-               disable=not progress, leave=False)
+               disable=not progress, leave=True)
 
     async def worker() -> None:
         while True:
