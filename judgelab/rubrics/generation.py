@@ -9,7 +9,6 @@ to script it. Every problem in the answer ends in :class:`RubricGenerationError`
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -26,8 +25,6 @@ __all__ = [
     "SCALES", "STRICTNESS", "agenerate_rubric", "generate_rubric", "generation_messages",
     "rubric_from_answer", "RubricGenerationError", "save_rubric_yaml", "slug",
 ]
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 STRICTNESS = {
     "lenient": "Lenient: lower bar for passing scores, appropriate for encouraging iteration.",
@@ -199,7 +196,9 @@ async def agenerate_rubric(
     **completion_kwargs: Any,
 ) -> RubricSpec:
     """Ask ``model`` (via litellm.acompletion) for a rubric and validate it into a RubricSpec."""
-    import litellm
+    from judgelab.backends.pricing import offline_litellm
+
+    litellm = offline_litellm()
 
     _check_inputs(criterion, description, scale, strictness)
     messages = generation_messages(criterion, description, domain, scale, strictness)
