@@ -28,6 +28,8 @@ _LAZY = {
     "run": "judgelab.engine.runner",
     "arun": "judgelab.engine.runner",
     "estimate": "judgelab.engine.runner",
+    "run_grid": "judgelab.engine.grid",
+    "arun_grid": "judgelab.engine.grid",
     "aestimate": "judgelab.engine.runner",
     "RunAborted": "judgelab.engine.runner",
     "RunEstimate": "judgelab.engine.runner",

@@ -40,8 +40,8 @@ from judgelab.errors import ConfigError, JudgelabError
 from judgelab.judgments import API_ERROR, OK, PARSE_ERROR, SKIPPED_BUDGET
 from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey, Rubric
 
-__all__ = ["REASK_TEMPLATE", "JudgeObjectError", "Reply", "RunAborted", "RunEstimate", "RunResult", "RunStats", "aestimate", "arun",
-           "estimate", "item_order_seed", "run"]
+__all__ = ["REASK_TEMPLATE", "JudgeObjectError", "Reply", "RunAborted", "RunEstimate", "RunResult", "RunStats",
+           "aestimate", "arun", "engine_for", "estimate", "item_order_seed", "open_cache", "resolve_model", "run", "run_cells"]
 
 REASK_TEMPLATE = (
     "Your previous reply could not be used: {reason}. Reply again with only the answer, "
@@ -147,39 +147,26 @@ class RunEstimate:
 
 class _Engine:
     def __init__(self, rubric: Rubric, model: str, config: RunConfig, cache: RequestCache | None,
-                 caller: Any = None) -> None:
+                 caller: Any = None, *, budget: BudgetGuard | None = None, stats: RunStats | None = None,
+                 faults: Counter[str] | None = None) -> None:
+        # budget, stats and faults may be shared by the engines of one grid (one budget over the whole grid)
         self.rubric, self.model, self.config, self.cache = rubric, model, config, cache
         self.caller = caller  # a judge object (e.g. a RouterJudge) that makes the calls, else litellm
         self.judge = config.judge_name(model)
+        self.rubric_label = rubric.name  # the table's rubric column (a grid may name a rubric by its key)
         self.run_id = ""
-        self.table = judgments.empty_table()
-        self.stats = RunStats()
+        self.stats = stats if stats is not None else RunStats()
         self.rng = random.Random(config.seed)
-        self.budget = BudgetGuard(config.max_cost_usd)
+        self.budget = budget if budget is not None else BudgetGuard(config.max_cost_usd)
         self.policy = RetryPolicy(max_retries=config.max_retries, base_s=config.retry_base_s)
         self.abort_reason: str | None = None
         self.any_success = False
-        self.faults: Counter[str] = Counter()
+        self.faults: Counter[str] = faults if faults is not None else Counter()
         if config.retry_unscored:
             self.stats.retried_unscored = 0
         # a claim outlives the longest wait between two attempts of one call (it is renewed at each attempt)
         self.claim_ttl_s = config.timeout + max(self.policy.cap_s, self.policy.max_retry_after_s) + 10.0
         install_log_redaction()
-
-    def finish(self, t0: float, cpu0: float) -> RunStats:
-        """The run's statistics, once every row is in (``self.table`` must be set)."""
-        st, table = self.stats, self.table
-        st.judgments = len(table)
-        st.status_counts = judgments.status_counts(table)
-        st.ok = st.status_counts[judgments.OK]
-        st.unscored = st.judgments - st.ok
-        costs = table.drop_duplicates("call_id")["cost_usd"] if len(table) else pd.Series(dtype=float)
-        st.cost_usd = float(costs.to_numpy(dtype=float, na_value=math.nan).sum()) if len(costs) else 0.0
-        st.faults = dict(self.faults)
-        st.aborted = self.abort_reason
-        st.wall_s = time.perf_counter() - t0
-        st.engine_cpu_s = time.process_time() - cpu0
-        return st
 
     # -- request plumbing -------------------------------------------------------------------------
     def key(self, messages: list[dict[str, str]], params: dict[str, Any], repeat: int) -> str:
@@ -360,7 +347,7 @@ class _Engine:
         return {
             "run_id": self.run_id,
             "item_id": job.item["item_id"],
-            "rubric": self.rubric.name,
+            "rubric": self.rubric_label,
             "rubric_version": self.rubric.version,
             "judge": self.judge,
             "condition": job.condition,
@@ -382,31 +369,82 @@ class _Engine:
         }
 
 
-async def _execute(jobs: list[Job], engine: _Engine, concurrency: int, progress: bool) -> list[dict[str, Any]]:
-    queue: asyncio.Queue[Job] = asyncio.Queue()
-    for job in jobs:
-        queue.put_nowait(job)
+def _finish(stats: RunStats, table: pd.DataFrame, faults: Counter[str], aborted: str | None, t0: float,
+            cpu0: float) -> RunStats:
+    """The run's statistics, once every row is in."""
+    st = stats
+    st.judgments = len(table)
+    st.status_counts = judgments.status_counts(table)
+    st.ok = st.status_counts[judgments.OK]
+    st.unscored = st.judgments - st.ok
+    costs = table.drop_duplicates("call_id")["cost_usd"] if len(table) else pd.Series(dtype=float)
+    st.cost_usd = float(costs.to_numpy(dtype=float, na_value=math.nan).sum()) if len(costs) else 0.0
+    st.faults = dict(faults)
+    st.aborted = aborted
+    st.wall_s = time.perf_counter() - t0
+    st.engine_cpu_s = time.process_time() - cpu0
+    return st
+
+
+async def _execute(work: list[tuple[_Engine, Job]], concurrency: int, progress: bool, desc: str) -> list[dict[str, Any]]:
+    """Every (engine, job) in one pass of ``concurrency`` workers and one progress bar; rows in work order."""
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for i in range(len(work)):
+        queue.put_nowait(i)
     rows: list[dict[str, Any]] = []
-    bar = tqdm(total=len(jobs), desc=f"judging with {engine.judge}", unit="call", file=sys.stderr,
-               disable=not progress, leave=True)
+    bar = tqdm(total=len(work), desc=desc, unit="call", file=sys.stderr, disable=not progress, leave=True)
 
     async def worker() -> None:
         while True:
             try:
-                job = queue.get_nowait()
+                i = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            rows.extend(await engine.process(job))
+            engine, job = work[i]
+            done = await engine.process(job)
+            for row in done:
+                row["_order"] = i
+            rows.extend(done)
             bar.update(1)
 
     try:
-        await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(jobs))))))
+        await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(work))))))
     finally:
         bar.close()
     return rows
 
 
-def _open_cache(cache: bool | str | Path | RequestCache | None) -> tuple[RequestCache | None, bool]:
+def _check_budget_prices(cells: list[tuple[_Engine, list[Job]]], max_cost_usd: float | None) -> None:
+    """A budget needs a price: refuse up front when litellm cannot price a model of the run."""
+    if max_cost_usd is None:
+        return
+    for engine, jobs in cells:
+        if not jobs:
+            continue
+        _, probe = estimate_call_cost(engine.model, jobs[0].request.messages, None)
+        if math.isnan(probe):
+            raise UnknownPriceError(
+                f"max_cost_usd is set but litellm knows no price for model {engine.model!r}; register one with "
+                "litellm.register_model(...) or run without a budget"
+            )
+
+
+async def run_cells(cells: list[tuple[_Engine, list[Job]]], *, concurrency: int, progress: bool, desc: str,
+                    max_cost_usd: float | None, t0: float, cpu0: float) -> RunResult:
+    """Run the planned jobs of one or more engines in one pass; the engines share what they were built with
+    (a grid's engines share one cache, budget, stats and faults). Raises RunAborted when an engine stopped."""
+    _check_budget_prices(cells, max_cost_usd)
+    rows = await _execute([(engine, job) for engine, jobs in cells for job in jobs], concurrency, progress, desc)
+    table = _table(rows)
+    lead = cells[0][0]
+    aborted = "; ".join(dict.fromkeys(e.abort_reason for e, _ in cells if e.abort_reason is not None)) or None
+    result = RunResult(table, _finish(lead.stats, table, lead.faults, aborted, t0, cpu0))
+    if aborted is not None:
+        raise RunAborted(f"run stopped early: {aborted}", result)
+    return result
+
+
+def open_cache(cache: bool | str | Path | RequestCache | None) -> tuple[RequestCache | None, bool]:
     """(the cache to use, whether this run opened it and must close it)."""
     if cache is True:
         return RequestCache(), True
@@ -417,7 +455,7 @@ def _open_cache(cache: bool | str | Path | RequestCache | None) -> tuple[Request
     return RequestCache(cache), True
 
 
-def _resolve_model(model: str | Any) -> tuple[str, Any]:
+def resolve_model(model: str | Any) -> tuple[str, Any]:
     """(model name, judge object or None): a judge object has ``model_name`` and an async ``acall``."""
     if isinstance(model, str):
         ensure_provider(model)
@@ -435,15 +473,23 @@ def _prepare(items: Any, rubric: Rubric | str | Path, model: str | Any, config: 
 
     if isinstance(rubric, str | Path):
         rubric = load_rubric(rubric)
-    model_name, caller = _resolve_model(model)
+    model_name, caller = resolve_model(model)
     item_df = read_items(items)
     jobs = plan_jobs(item_df, rubric, condition=config.condition, swap=config.swap, order=config.order,
                      seed=config.seed, repeats=config.repeats)
-    cache_obj, own_cache = _open_cache(cache)
-    engine = _Engine(rubric, model_name, config, cache_obj, caller)
-    engine.run_id = config.run_id_for(rubric, model_name, list(item_df["item_id"]))
+    cache_obj, own_cache = open_cache(cache)
+    engine = engine_for(item_df, rubric, model_name, config, cache_obj, caller)
     engine.stats.items, engine.stats.requests = len(item_df), len(jobs)
     return engine, item_df, jobs, own_cache
+
+
+def engine_for(item_df: pd.DataFrame, rubric: Rubric, model_name: str, config: RunConfig,
+               cache: RequestCache | None, caller: Any = None, **shared: Any) -> _Engine:
+    """The engine judging ``item_df`` with ``rubric`` on one model, its run id set (``shared``: the budget,
+    stats and faults a grid's engines share)."""
+    engine = _Engine(rubric, model_name, config, cache, caller, **shared)
+    engine.run_id = config.run_id_for(rubric, model_name, list(item_df["item_id"]))
+    return engine
 
 
 async def arun(
@@ -514,21 +560,11 @@ async def arun(
         return await _estimate_with(items, rubric, model, config, cache)  # type: ignore[return-value]
     engine, _, jobs, own_cache = _prepare(items, rubric, model, config, cache)
     try:
-        if max_cost_usd is not None and jobs:
-            _, probe = estimate_call_cost(engine.model, jobs[0].request.messages, None)
-            if math.isnan(probe):
-                raise UnknownPriceError(
-                    f"max_cost_usd is set but litellm knows no price for model {engine.model!r}; register one with "
-                    "litellm.register_model(...) or run without a budget"
-                )
-        rows = await _execute(jobs, engine, concurrency, progress)
+        result = await run_cells([(engine, jobs)], concurrency=concurrency, progress=progress,
+                                 desc=f"judging with {engine.judge}", max_cost_usd=max_cost_usd, t0=t0, cpu0=cpu0)
     finally:
         if own_cache and engine.cache is not None:
             engine.cache.close()
-    engine.table = _table(rows)
-    result = RunResult(engine.table, engine.finish(t0, cpu0))
-    if engine.abort_reason is not None:
-        raise RunAborted(f"run stopped early: {engine.abort_reason}", result)
     return result if return_stats else result.table
 
 
