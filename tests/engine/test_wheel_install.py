@@ -58,7 +58,9 @@ def test_installed_package_has_its_data_files(installed: tuple[Path, dict[str, s
         "    'examples': {n: len(example_items(n)) for n in list_rubrics()},\n"
         "    'fingerprints': {n: load_rubric(n).fingerprint() for n in list_rubrics()},\n"
         "    'paper_rows': len(paper_table1()), 'shim_warned': any('moved' in str(w.message) for w in moved),\n"
-        "    'shim_is_run': old_run is judgelab.run}))\n"
+        "    'shim_is_run': old_run is judgelab.run,\n"
+        "    'byod_rows': len(judgelab.from_frame(judgelab.datasets.example_path('qa_verdicts_wide.csv'),\n"
+        "        item_id='answer_id', judges=['judge_large'], gold='human', kind='label'))}))\n"
     )
     out = json.loads(_sh(str(venv / "bin" / "python"), "-c", script, cwd=tmp_path, env=env).stdout)
     assert Path(out["file"]).is_relative_to(venv), f"imported {out['file']}, not the installed copy"
@@ -67,6 +69,7 @@ def test_installed_package_has_its_data_files(installed: tuple[Path, dict[str, s
 
     assert out["fingerprints"] == {n: load_rubric(n).fingerprint() for n in out["rubrics"]}
     assert out["paper_rows"] == 24 and out["shim_warned"] and out["shim_is_run"]
+    assert out["byod_rows"] > 0  # the bring-your-own-data example files ship in the wheel
     manifests = _sh(str(venv / "bin" / "python"), "-c",
                     "from judgelab.datasets.sources import MANIFEST_DIR; print(sorted(p.name for p in MANIFEST_DIR.glob('*.json')))",
                     cwd=tmp_path, env=env).stdout
