@@ -37,7 +37,7 @@ from judgelab.stats.ltt import cascade_decisions, ltt_cascade
 from judgelab.stats.ppi import CorrectionError, Sample
 from judgelab.stats.tidy import result_row, tidy_frame
 
-__all__ = ["CASCADE_STRATEGIES", "SIM_DESIGNS", "Case", "alt_test_table", "budget_curve", "coverage_simulation",
+__all__ = ["CASCADE_STRATEGIES", "HIDDEN_LABELS", "SIM_DESIGNS", "Case", "alt_test_table", "budget_curve", "coverage_simulation",
            "coverage_table", "hidden_label_draws", "llmbar_cascade", "load_cases", "ltt_simulation", "one_draw",
            "simulated_sample", "sources"]
 
@@ -237,6 +237,11 @@ class Case:
     methods: tuple[str, ...]
     description: str
     source: dict[str, str]
+
+
+# labels left visible per case in the hidden-label draws: a few hundred where the case has > 1,000 items,
+# 100 of LLMBar's 419 (a larger share would make the all-human value mostly known, not estimated)
+HIDDEN_LABELS: dict[str, int] = {"SummEval coherence": 200, "OpenQA": 200, "LLMBar": 100}
 
 
 def _source(result: Any) -> dict[str, str]:

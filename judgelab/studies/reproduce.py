@@ -208,11 +208,80 @@ def variants_artifacts(settings: Settings) -> list[Artifact]:
     ]
 
 
+def corrected_artifacts(settings: Settings) -> list[Artifact]:
+    """08_how_good_is_my_system: judge-corrected means checked against the all-human value on released data."""
+    from judgelab.studies import corrected_study as cs
+
+    cases = cs.load_cases(settings.data_dir)
+    src = cs.sources(cases)
+    nb = "08_how_good_is_my_system"
+    n_draws, alpha = 500, 0.15
+    draws = pd.concat([cs.hidden_label_draws(case, n_labels=cs.HIDDEN_LABELS[name], n_draws=n_draws,
+                                             seed=settings.seed) for name, case in cases.items()], ignore_index=True)
+    coverage = cs.coverage_table(draws)
+    one = pd.concat([cs.one_draw(case, n_labels=cs.HIDDEN_LABELS[name], seed=settings.seed)
+                     for name, case in cases.items()], ignore_index=True)
+    budget = pd.concat([cs.budget_curve(cases[name], n_grid=(50, 100, 200, 400, 800), n_draws=100, seed=settings.seed)
+                        for name in ("SummEval coherence", "OpenQA")], ignore_index=True)
+    cascade = cs.llmbar_cascade(settings.data_dir, alpha=alpha, delta=0.1, n_splits=200, seed=settings.seed,
+                                n_resamples=settings.n_resamples)
+    alt = cs.alt_test_table(settings.data_dir, epsilons=(0.1, 0.2))
+    base = (f"Released data where every item has a human label (SummEval coherence, OpenQA, LLMBar); data "
+            f"{_src_text(src)}.")
+    hidden = ", ".join(f"{k} {v}" for k, v in cs.HIDDEN_LABELS.items())
+    draw_text = (f"All but n labels hidden at random ({hidden}), {n_draws} draws, seed {settings.seed}; 95% intervals "
+                 "(t, cluster-robust by document/question where the case has clusters); coverage: share of draws "
+                 "whose interval holds the all-human value, Wilson 95% interval")
+    arts = [
+        Artifact("corrected_coverage", nb, f"Coverage of the all-human value per case and method. {draw_text}.",
+                 src, table=coverage),
+        Artifact("corrected_coverage_fig", nb, f"{base} {draw_text}.", src,
+                 figure=plots.plot_corrected_coverage(coverage, title="Corrected intervals vs the all-human value",
+                                                      caption_text=f"{base} {draw_text}.").figure,
+                 tables=["corrected_coverage"]),
+        Artifact("corrected_one_draw", nb, "corrected_mean on one draw per case (seeded), with the all-human value.",
+                 src, table=one),
+    ]
+    for name, case in cases.items():
+        slug = name.split()[0].lower()
+        text = (f"{case.description}. {cs.HIDDEN_LABELS[name]} labels visible (one seeded draw, seed "
+                f"{settings.seed}); dashed: the all-human value. Data {_src_text([case.source])}.")
+        arts.append(Artifact(f"corrected_one_draw_{slug}", nb, text, [case.source],
+                             figure=plots.plot_corrected_intervals(one[one["case"] == name], title=name,
+                                                                   caption_text=text).figure,
+                             tables=["corrected_one_draw"]))
+    arts.append(Artifact("corrected_label_budget", nb, "Interval width vs number of labels: projected from a "
+                         "100-label pilot and measured over 100 draws per size.", src, table=budget))
+    for name in ("SummEval coherence", "OpenQA"):
+        slug = name.split()[0].lower()
+        text = (f"{name}: 95% interval width vs gold labels; lines projected from one 100-label pilot "
+                f"(stats.projected_width), points the mean width over 100 draws, seed {settings.seed}. {base}")
+        arts.append(Artifact(f"corrected_label_budget_{slug}", nb, text, src,
+                             figure=plots.plot_label_budget(budget[budget["case"] == name], title=f"{name}: label "
+                                                            "budget", caption_text=text).figure,
+                             tables=["corrected_label_budget"]))
+    cascade_text = (f"LLMBar (419 pairs): ChatGPT (position consistency) -> GPT-4 (votes over 6 strategies x 2 "
+                    f"orders) -> humans; Learn-then-Test thresholds (alpha {alpha}, delta 0.1) certified on a random "
+                    f"half, checked on the other, 200 splits, seed {settings.seed}. {base}")
+    arts += [
+        Artifact("corrected_cascade_first_split", nb, "The cascade report of the first split (agreement CI: "
+                 f"{_ci(settings)}).", src, table=cascade["first_split"]),
+        Artifact("corrected_cascade_splits", nb, f"Every split. {cascade_text}", src, table=cascade["splits"]),
+        Artifact("corrected_cascade_fig", nb, cascade_text, src,
+                 figure=plots.plot_cascade_splits(cascade["splits"], alpha=alpha, caption_text=cascade_text).figure,
+                 tables=["corrected_cascade_splits"]),
+        Artifact("corrected_alt_test", nb, "The Alt-Test (Calderon et al. 2025) of each judge against SummEval's 3 "
+                 "experts and OpenQA's 3 annotators at epsilon 0.1 and 0.2.", src, table=alt),
+    ]
+    return arts
+
+
 GROUPS: dict[str, Callable[[Settings], list[Artifact]]] = {
     "summeval": summeval_artifacts,
     "llmbar": llmbar_artifacts,
     "openqa": openqa_artifacts,
     "variants": variants_artifacts,
+    "corrected": corrected_artifacts,
 }
 
 

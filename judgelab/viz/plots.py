@@ -49,7 +49,8 @@ __all__ = ["ESTIMATE_COLUMNS", "PlotInputError", "plot_agreement_forest", "plot_
            "ERROR_OUTCOMES", "plot_error_breakdown", "plot_length_effect", "plot_meta_forest", "plot_pairwise_accuracy_grid",
            "plot_positive_bias_forest", "plot_rubric_comparison", "plot_score_distributions", "plot_score_shares",
            "require_columns",
-           "require_rows"]
+           "require_rows", "plot_cascade_splits", "plot_corrected_coverage", "plot_corrected_intervals",
+           "plot_label_budget"]
 
 # what an interval plot reads of a result frame
 ESTIMATE_COLUMNS: tuple[str, ...] = ("metric", "estimate", "ci_low", "ci_high")
@@ -426,6 +427,117 @@ def plot_rubric_comparison(result: pd.DataFrame, *, ax: Axes | None = None, grou
                        label="selected on the other split" if k == 0 else None)
         ax.set_yticks(range(len(variants)), [labels[v] for v in variants])
         ax.set_xlabel(f"{_METRIC_LABELS.get(metric, metric)}, held out")
+        ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
+        ax.set_title(title)
+        return finish_axes(ax, own, caption_text)
+
+
+def plot_corrected_intervals(result: pd.DataFrame, *, ax: Axes | None = None, truth: float | None = None,
+                             title: str = "Corrected estimates of the mean", caption_text: str | None = None) -> Axes:
+    """Each method's corrected mean with its interval (one row per method), and the true value if known.
+
+    Input: a :func:`judgelab.stats.corrected_mean` frame of one group, columns ``metric`` (rows "mean"
+    are drawn), ``estimator``, ``estimate``, ``ci_low``, ``ci_high``, ``n_labelled``. ``truth``: a value
+    drawn as a dashed line (e.g. the all-human mean when the labels were hidden on purpose); default:
+    the frame's ``truth`` column when it has one.
+    """
+    require_columns(result, ("estimator", "n_labelled", *ESTIMATE_COLUMNS), "plot_corrected_intervals")
+    rows = require_rows(result[result["metric"] == "mean"], "plot_corrected_intervals", "'mean' rows")
+    if rows["estimator"].duplicated().any():
+        raise PlotInputError("plot_corrected_intervals draws one group: the frame has several 'mean' rows per "
+                             "estimator (several systems or criteria); select one group first")
+    if truth is None and "truth" in rows.columns:
+        truth = float(rows["truth"].iloc[0])
+    methods = list(rows["estimator"].astype(str))
+    labels = [f"{m} (n labelled = {int(n)})" for m, n in zip(methods, rows["n_labelled"], strict=True)]
+    with use_style():
+        ax, own = panel_axes(ax, (FIG_WIDTH, 0.45 * len(methods) + 1.6))
+        _interval_rows(ax, rows, "estimator", None, order=methods)
+        ax.set_yticks(range(len(methods)), labels)
+        if truth is not None and np.isfinite(truth):
+            ax.axvline(truth, color=ROLE_COLORS["human"], linestyle="--", linewidth=1.2, label="all-human value")
+            ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
+        ax.set_xlabel("estimated mean")
+        ax.set_title(title)
+        return finish_axes(ax, own, caption_text)
+
+
+def plot_corrected_coverage(coverage: pd.DataFrame, *, ax: Axes | None = None, group: str = "case",
+                            title: str = "Coverage of the corrected intervals", caption_text: str | None = None) -> Axes:
+    """Achieved coverage per group and method (Wilson interval of the share) against the nominal level.
+
+    Input: a :func:`judgelab.studies.corrected_study.coverage_table` or ``coverage_simulation`` frame,
+    columns ``group`` (default ``case``; ``design`` for the simulation), ``estimator``, ``nominal``,
+    ``metric`` (rows "coverage" are drawn), ``estimate``, ``ci_low``, ``ci_high``. Widths stay in the table.
+    """
+    require_columns(coverage, (group, "estimator", "nominal", *ESTIMATE_COLUMNS), "plot_corrected_coverage")
+    rows = require_rows(coverage[coverage["metric"] == "coverage"], "plot_corrected_coverage", "'coverage' rows")
+    groups = list(dict.fromkeys(rows[group].astype(str)))
+    methods = list(dict.fromkeys(rows["estimator"].astype(str)))
+    nominal = rows["nominal"].unique()
+    with use_style():
+        ax, own = panel_axes(ax, (FIG_WIDTH, 0.35 * len(groups) * max(2, len(methods)) + 1.6))
+        _interval_rows(ax, rows, group, "estimator", order=groups, hue_order=methods)
+        for level in nominal:
+            ax.axvline(float(level), color="black", linestyle="--", linewidth=0.9,
+                       label=f"nominal {float(level):.0%}" if level == nominal[0] else None)
+        ax.set_xlabel("share of intervals holding the true value")
+        ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
+        ax.set_title(title)
+        return finish_axes(ax, own, caption_text)
+
+
+def plot_label_budget(curve: pd.DataFrame, *, ax: Axes | None = None,
+                      title: str = "Interval width vs number of gold labels", caption_text: str | None = None) -> Axes:
+    """Interval width against the number of labels, per method: projected from a pilot (lines) and
+    measured over repeated draws (points).
+
+    Input: a :func:`judgelab.studies.corrected_study.budget_curve` frame (or ``stats.projected_width``
+    rows alone), columns ``estimator``, ``n_labels``, ``estimate`` (the width) and ``kind``
+    ("projected from a pilot" or "measured over draws").
+    """
+    require_columns(curve, ("estimator", "n_labels", "estimate", "kind"), "plot_label_budget")
+    require_rows(curve, "plot_label_budget", "rows")
+    methods = list(dict.fromkeys(curve["estimator"].astype(str)))
+    colors = family_colors(methods)
+    with use_style():
+        ax, own = panel_axes(ax, (FIG_WIDTH, 3.6))
+        for m in methods:
+            part = curve[curve["estimator"].astype(str) == m].sort_values("n_labels")
+            proj = part[part["kind"].astype(str).str.startswith("projected")]
+            meas = part[~part["kind"].astype(str).str.startswith("projected")]
+            if len(proj):
+                ax.plot(proj["n_labels"], proj["estimate"], "-", color=colors[m], label=f"{m}, projected")
+            if len(meas):
+                ax.plot(meas["n_labels"], meas["estimate"], "o", color=colors[m], label=f"{m}, measured")
+        ax.set_xlabel("number of gold labels")
+        ax.set_ylabel("interval width")
+        ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
+        ax.set_title(title)
+        return finish_axes(ax, own, caption_text)
+
+
+def plot_cascade_splits(splits: pd.DataFrame, *, alpha: float, ax: Axes | None = None,
+                        title: str = "Guaranteed cascade on held-out items", caption_text: str | None = None) -> Axes:
+    """One point per calibration/test split: the share of test items the judges keep against the agreement
+    with gold on them, with the target 1 − ``alpha`` as a line.
+
+    Input: the ``splits`` frame of :func:`judgelab.studies.corrected_study.llmbar_cascade`, columns
+    ``coverage``, ``agreement_on_kept`` and ``certified`` (uncertified splits keep nothing and are not drawn).
+    """
+    require_columns(splits, ("coverage", "agreement_on_kept", "certified"), "plot_cascade_splits")
+    rows = require_rows(splits[splits["certified"].astype(bool) & splits["agreement_on_kept"].notna()],
+                        "plot_cascade_splits", "certified splits that kept an item")
+    with use_style():
+        ax, own = panel_axes(ax, (FIG_WIDTH * 0.8, 3.6))
+        below = rows["agreement_on_kept"] < 1 - alpha
+        ax.scatter(rows.loc[~below, "coverage"], rows.loc[~below, "agreement_on_kept"], s=14, alpha=0.6,
+                   color=ROLE_COLORS["judge"], label="at or above the target")
+        ax.scatter(rows.loc[below, "coverage"], rows.loc[below, "agreement_on_kept"], s=14, alpha=0.8,
+                   color="#D55E00", label="below the target")
+        ax.axhline(1 - alpha, color="black", linestyle="--", linewidth=0.9, label=f"target 1 − α = {1 - alpha:g}")
+        ax.set_xlabel("share of test items the judges keep")
+        ax.set_ylabel("agreement with gold on kept items")
         ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
         ax.set_title(title)
         return finish_axes(ax, own, caption_text)
