@@ -25,7 +25,15 @@ from judgelab.stats._inputs import (
     ratings_matrix,
     resolve,
 )
-from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, IndexStatistic, Interval, Seed, bootstrap
+from judgelab.stats.bootstrap import (
+    DEFAULT_RESAMPLES,
+    IndexStatistic,
+    Interval,
+    Seed,
+    bootstrap,
+    table_statistic,
+)
+from judgelab.stats.contingency import agreement_from_table, kappa_from_table
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["KappaWeights", "agreement_statistic", "check_categorical", "cohen_kappa", "fleiss_kappa",
@@ -73,20 +81,6 @@ def _confusion_counts(cx: np.ndarray, cy: np.ndarray, idx: np.ndarray, k: int) -
     return np.bincount(cells.ravel(), minlength=idx.shape[0] * k * k).reshape(-1, k, k).astype(float)
 
 
-def _kappa_from_counts(counts: np.ndarray, disagree: np.ndarray) -> np.ndarray:
-    n = counts.sum(axis=(1, 2))
-    observed = np.einsum("bij,ij->b", counts, disagree) / n
-    expected = np.einsum("bi,ij,bj->b", counts.sum(axis=2), disagree, counts.sum(axis=1)) / n**2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        kappa = 1.0 - observed / expected
-    # a rater with one category: observed disagreement equals the expected one, so kappa is exactly 0
-    # (computed, it is 0 plus rounding noise)
-    one_category = ((counts.sum(axis=2) == n[:, None]).any(axis=1) | (counts.sum(axis=1) == n[:, None]).any(axis=1))
-    kappa[one_category] = 0.0
-    kappa[expected <= 0] = np.nan
-    return kappa
-
-
 def check_categorical(values: dict[str, np.ndarray], statistic: str) -> None:
     """Refuse non-integer numbers as categories: each distinct float would be its own category.
 
@@ -104,15 +98,27 @@ def check_categorical(values: dict[str, np.ndarray], statistic: str) -> None:
 
 
 def agreement_statistic(x: np.ndarray, y: np.ndarray) -> IndexStatistic:
-    """Index statistic: the share of rows where the two label arrays are equal."""
-    same = (np.asarray(x) == np.asarray(y)).astype(float)
+    """Index statistic: the share of rows where the two label arrays are equal (integer codes, or any
+    sortable values; from the joint table when the values are few)."""
+    x, y = np.asarray(x), np.asarray(y)
+    try:
+        same_cell = np.unique(x)[:, None] == np.unique(y)[None, :]
+        table = table_statistic(x, y, lambda counts: agreement_from_table(counts, same_cell))
+    except TypeError:  # unorderable labels: compare row by row
+        table = None
+    if table is not None:
+        return table
+    same = (x == y).astype(float)
     return lambda idx: same[idx].mean(axis=1)
 
 
 def kappa_statistic(cx: np.ndarray, cy: np.ndarray, k: int, weights: KappaWeights = None) -> IndexStatistic:
     """Index statistic: Cohen's kappa of two integer-coded label arrays over ``k`` categories."""
     disagree = _disagreement_weights(k, weights)
-    return lambda idx: _kappa_from_counts(_confusion_counts(cx, cy, idx, k), disagree)
+    table = table_statistic(cx, cy, lambda counts: kappa_from_table(counts, disagree), codes=True, shape=(k, k))
+    if table is not None:
+        return table
+    return lambda idx: kappa_from_table(_confusion_counts(cx, cy, idx, k), disagree)
 
 
 def _kappa_null_p(counts: np.ndarray, disagree: np.ndarray, kappa: float) -> float:

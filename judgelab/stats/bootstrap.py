@@ -12,6 +12,17 @@ in length; they are evaluated in batches of equal length.
 
 Rank statistics are fast because resamples are never sorted: the data are coded once into dense
 ranks, and a resample's average ranks follow from per-code counts (a bincount + cumsum per row).
+
+Discrete data go further: a :class:`TableStatistic` (Spearman, Kendall, Cohen's kappa, the error
+metrics and percent agreement of a paired sample with few distinct value pairs) depends on the rows
+only through their K x L joint table, so the engine resamples tables instead of rows -- multinomial
+counts over the table's cells for an i.i.d. bootstrap, and a sum of per-cluster tables weighted by
+how often each cluster is drawn (multinomial over clusters) for whole-cluster resampling. A
+resample then costs O(K L), not O(n). The table path is used when the grid has at most
+:data:`TABLE_MAX_CELLS` cells and no more cells than rows (:func:`table_statistic`); continuous data
+(many distinct values) keep the index path. Two-stage clustered resampling
+(``"clusters_then_rows"``) draws rows within clusters, so it keeps index matrices, but a table
+statistic still evaluates each resample from its bincounted table.
 """
 
 from __future__ import annotations
@@ -25,12 +36,15 @@ import pandas as pd
 from scipy import special, stats
 
 from judgelab.stats._inputs import StatsInputError, resolve
+from judgelab.stats.contingency import kendall_from_table, spearman_from_table
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = [
-    "DEFAULT_RESAMPLES", "BootstrapResult", "ClusterResampling", "IndexStatistic", "Interval", "Seed", "bootstrap",
-    "bootstrap_ci", "dense_codes", "kendall_statistic", "mean_statistic", "pearson_statistic", "resample_midranks",
-    "rowwise_pearson", "spearman_statistic", "vectorized_statistic",
+    "DEFAULT_RESAMPLES", "TABLE_MAX_CELLS", "BootstrapResult", "ClusterResampling", "IndexStatistic", "Interval",
+    "Seed", "TableStatistic", "bootstrap", "bootstrap_ci", "dense_codes", "difference_statistic", "kendall_statistic",
+    "mean_statistic",
+    "paired_tables", "pearson_statistic", "resample_midranks", "rowwise_pearson", "spearman_statistic",
+    "table_statistic", "vectorized_statistic",
 ]
 
 IndexStatistic = Callable[[np.ndarray], np.ndarray]
@@ -40,6 +54,7 @@ Seed = int | np.random.Generator | None
 
 DEFAULT_RESAMPLES = 10_000  # the default of every n_resamples in judgelab (stats, probes, ensembles, studies)
 _CHUNK_ELEMENTS = 2_000_000  # index-matrix elements per batch: bounds memory at ~16 MB per array
+TABLE_MAX_CELLS = 4096  # the largest K x L joint table resampled as a table (e.g. a 0-63 scale against itself)
 
 
 @dataclass(frozen=True)
@@ -133,49 +148,107 @@ def resample_midranks(codes: np.ndarray, n_codes: int) -> np.ndarray:
     return midranks.ravel()[cells]
 
 
+class TableStatistic:
+    """An index statistic that depends on the rows only through their joint table.
+
+    ``cells`` codes each row by its cell (0..n_cells-1) and ``func`` maps a (B, n_cells) matrix of
+    float cell counts to B values. Called on an index matrix it bincounts each resample's cells,
+    so it works wherever an index statistic does; :func:`bootstrap` instead draws the counts
+    directly (multinomially, or as weighted sums of per-cluster tables).
+    """
+
+    def __init__(self, cells: np.ndarray, n_cells: int, func: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.cells, self.n_cells, self.func = np.asarray(cells, dtype=np.int64), int(n_cells), func
+
+    def __call__(self, idx: np.ndarray) -> np.ndarray:
+        n_rows = idx.shape[0]
+        flat = (self.cells[idx] + (np.arange(n_rows, dtype=np.int64) * self.n_cells)[:, None]).ravel()
+        counts = np.bincount(flat, minlength=n_rows * self.n_cells).reshape(n_rows, self.n_cells)
+        return np.asarray(self.func(counts.astype(float)), dtype="float64")
+
+    def table(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Cell counts of the given rows (all rows by default)."""
+        cells = self.cells if rows is None else self.cells[rows]
+        return np.bincount(cells, minlength=self.n_cells).astype(float)
+
+
+def table_statistic(
+    x: np.ndarray, y: np.ndarray, from_counts: Callable[..., np.ndarray], *, codes: bool = False,
+    shape: tuple[int, int] | None = None,
+) -> TableStatistic | None:
+    """A :class:`TableStatistic` of a paired sample, or None when its values are too many for a table.
+
+    ``from_counts`` receives (B, K, L) counts, K the sorted distinct values of ``x`` and L those of
+    ``y`` -- or, with ``codes=True``, integer codes 0..K-1 / 0..L-1 and ``shape=(K, L)``. The table
+    path is used when K x L <= min(TABLE_MAX_CELLS, n): at most one cell per row, so resampling a
+    table never costs more than resampling rows.
+    """
+    if codes:
+        cx, cy = np.asarray(x, dtype=np.int64), np.asarray(y, dtype=np.int64)
+        kx, ky = shape if shape is not None else (int(cx.max(initial=-1)) + 1, int(cy.max(initial=-1)) + 1)
+    else:
+        (cx, kx), (cy, ky) = dense_codes(x), dense_codes(y)
+    n = len(cx)
+    if kx * ky > min(TABLE_MAX_CELLS, n) or kx * ky == 0:
+        return None
+    return TableStatistic(cx * ky + cy, kx * ky, lambda counts: from_counts(counts.reshape(-1, kx, ky)))
+
+
+def paired_tables(*statistics: IndexStatistic) -> list[IndexStatistic]:
+    """The same statistics over one shared cell coding (the joint cells of all of them), when possible.
+
+    Statistics of the same rows bootstrapped with one seed are paired -- drawn from the same
+    resamples -- only if they resample the same thing: table statistics must share their cells.
+    Returns them recoded on their joint cells, or unchanged (index path) when one is not a table
+    statistic or the joint cells are more than min(TABLE_MAX_CELLS, n).
+    """
+    if not statistics or not all(isinstance(s, TableStatistic) for s in statistics):
+        return list(statistics)
+    tables: list[TableStatistic] = list(statistics)  # type: ignore[arg-type]
+    uniques, joint = np.unique(np.stack([s.cells for s in tables], axis=1), axis=0, return_inverse=True)
+    joint, n_joint = joint.ravel().astype(np.int64), len(uniques)
+    if n_joint > min(TABLE_MAX_CELLS, len(joint)):
+        return [lambda idx, s=s: s(idx) for s in tables]  # index path for all: still paired
+    out: list[IndexStatistic] = []
+    for s in tables:
+        project = np.zeros((n_joint, s.n_cells))
+        project[joint, s.cells] = 1.0  # joint cell -> this statistic's cell
+        out.append(TableStatistic(joint, n_joint, lambda counts, s=s, project=project: s.func(counts @ project)))
+    return out
+
+
+def difference_statistic(a: IndexStatistic, b: IndexStatistic) -> IndexStatistic:
+    """``a - b`` on the same resamples; a table statistic when ``a`` and ``b`` share their cells
+    (see :func:`paired_tables`)."""
+    if isinstance(a, TableStatistic) and isinstance(b, TableStatistic) and a.n_cells == b.n_cells \
+            and np.array_equal(a.cells, b.cells):
+        return TableStatistic(a.cells, a.n_cells, lambda counts: a.func(counts) - b.func(counts))
+    return lambda idx: a(idx) - b(idx)
+
+
 def spearman_statistic(x: np.ndarray, y: np.ndarray) -> IndexStatistic:
     """Spearman rho (average ranks for ties) of a paired sample, without sorting any resample.
 
-    Rows are coded once by their (x, y) value pair. A resample is then described by how often
-    it holds each pair (one bincount); the marginal counts give the average ranks of each x and
-    y value, and rho follows from sums over the distinct pairs only -- so rating data with few
-    distinct values (1-5 scales) cost little more than drawing the indices. With mostly
-    distinct values each variable is ranked from its own per-value counts instead.
+    Discrete data (few distinct value pairs) give a :class:`TableStatistic`: rho follows from the
+    joint table's marginal counts (average ranks) and cell counts. With mostly distinct values each
+    variable is ranked from its own per-value counts in each resample instead.
     """
+    table = table_statistic(x, y, spearman_from_table)
+    if table is not None:
+        return table
     cx, kx = dense_codes(x)
     cy, ky = dense_codes(y)
-    joint, kj = dense_codes(cx * ky + cy)  # sorted by (x code, y code)
-    if kj > len(joint) // 4:  # mostly distinct pairs: ranking each variable from its own counts is cheaper
-        return lambda idx: rowwise_pearson(resample_midranks(cx[idx], kx), resample_midranks(cy[idx], ky))
-    pair_x = np.zeros(kj, dtype=np.int64)
-    pair_y = np.zeros(kj, dtype=np.int64)
-    pair_x[joint], pair_y[joint] = cx, cy
-    x_starts = np.flatnonzero(np.r_[True, np.diff(pair_x) > 0])  # pairs are grouped by x code
-    by_y = np.argsort(pair_y, kind="stable")
-    y_starts = np.flatnonzero(np.r_[True, np.diff(pair_y[by_y]) > 0])
-
-    def stat(idx: np.ndarray) -> np.ndarray:
-        n_rows, m = idx.shape
-        cells = joint[idx] + (np.arange(n_rows, dtype=np.int64) * kj)[:, None]
-        pair_counts = np.bincount(cells.ravel(), minlength=n_rows * kj).reshape(n_rows, kj).astype(float)
-        count_x = np.add.reduceat(pair_counts, x_starts, axis=1)
-        count_y = np.add.reduceat(pair_counts[:, by_y], y_starts, axis=1)
-        rank_x = np.cumsum(count_x, axis=1) - (count_x - 1) / 2.0  # average rank of each x value
-        rank_y = np.cumsum(count_y, axis=1) - (count_y - 1) / 2.0
-        centre = m * ((m + 1) / 2.0) ** 2
-        sxy = np.einsum("bj,bj,bj->b", pair_counts, rank_x[:, pair_x], rank_y[:, pair_y]) - centre
-        sxx = np.einsum("bk,bk,bk->b", count_x, rank_x, rank_x) - centre
-        syy = np.einsum("bk,bk,bk->b", count_y, rank_y, rank_y) - centre
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rho = sxy / np.sqrt(sxx * syy)
-        rho[(sxx <= 1e-9 * centre) | (syy <= 1e-9 * centre)] = np.nan  # a constant side in this resample
-        return np.clip(rho, -1.0, 1.0)
-
-    return stat
+    return lambda idx: rowwise_pearson(resample_midranks(cx[idx], kx), resample_midranks(cy[idx], ky))
 
 
 def kendall_statistic(x: np.ndarray, y: np.ndarray, variant: Literal["b", "c"] = "b") -> IndexStatistic:
-    """Kendall tau-b or tau-c; each resample is passed to scipy.stats.kendalltau (O(m log m) per resample)."""
+    """Kendall tau-b or tau-c: from the joint table for discrete data (concordant minus discordant
+    pairs by cumulative sums, O(K L) per resample), else scipy.stats.kendalltau per resample."""
+    if variant not in ("b", "c"):
+        raise StatsInputError(f"variant must be 'b' or 'c', got {variant!r}")
+    table = table_statistic(x, y, lambda counts: kendall_from_table(counts, variant))
+    if table is not None:
+        return table
     xs, ys = np.asarray(x, dtype="float64"), np.asarray(y, dtype="float64")
 
     def stat(idx: np.ndarray) -> np.ndarray:
@@ -267,6 +340,66 @@ class _Ragged:
         return out
 
 
+def _table_batches(
+    statistic: TableStatistic, clusters: _Clusters | None, n_resamples: int, rng: np.random.Generator
+) -> Iterator[np.ndarray]:
+    """Yield, per chunk, resampled cell counts (batch, n_cells): multinomial over the table's occupied
+    cells (i.i.d.), or per-cluster tables weighted by how often each cluster is drawn (whole clusters)."""
+    if clusters is None:
+        full = statistic.table()
+        occupied = np.flatnonzero(full)
+        n = int(full.sum())
+        step = max(1, _CHUNK_ELEMENTS // max(statistic.n_cells, 1))
+        for start in range(0, n_resamples, step):
+            batch = min(step, n_resamples - start)
+            counts = np.zeros((batch, statistic.n_cells))
+            counts[:, occupied] = rng.multinomial(n, full[occupied] / n, size=batch)
+            yield counts
+        return
+    per_cluster = _cluster_tables(statistic, clusters)
+    n_clusters = len(clusters.sizes)
+    step = max(1, _CHUNK_ELEMENTS // max(n_clusters, statistic.n_cells))
+    for start in range(0, n_resamples, step):
+        batch = min(step, n_resamples - start)
+        chosen = rng.integers(0, n_clusters, size=(batch, n_clusters))
+        chosen += (np.arange(batch, dtype=np.int64) * n_clusters)[:, None]
+        weights = np.bincount(chosen.ravel(), minlength=batch * n_clusters).reshape(batch, n_clusters)
+        yield weights.astype(float) @ per_cluster
+
+
+def _cluster_tables(statistic: TableStatistic, clusters: _Clusters) -> np.ndarray:
+    """(n_clusters, n_cells) cell counts of each cluster."""
+    cluster_of = np.repeat(np.arange(len(clusters.sizes)), clusters.sizes)
+    flat = cluster_of * statistic.n_cells + statistic.cells[clusters.order]
+    return np.bincount(flat, minlength=len(clusters.sizes) * statistic.n_cells).reshape(
+        len(clusters.sizes), statistic.n_cells).astype(float)
+
+
+def _uses_tables(statistic: IndexStatistic, clusters: _Clusters | None, how: ClusterResampling) -> bool:
+    """Tables for i.i.d. and whole-cluster resampling of a table statistic (and for two-stage
+    resampling when every cluster is one row, where it is the same thing); per-cluster tables
+    are held in memory, so at most _CHUNK_ELEMENTS cluster x cell entries."""
+    if not isinstance(statistic, TableStatistic):
+        return False
+    if clusters is None:
+        return True
+    whole = how == "clusters" or bool((clusters.sizes == 1).all())
+    return whole and len(clusters.sizes) * statistic.n_cells <= _CHUNK_ELEMENTS
+
+
+def _table_jackknife(statistic: TableStatistic, clusters: _Clusters | None) -> np.ndarray:
+    """Leave-one-out values from tables: the full table minus one row's cell (or one cluster's table)."""
+    full = statistic.table()
+    if clusters is None:
+        occupied = np.flatnonzero(full)
+        without = np.repeat(full[None, :], len(occupied), axis=0)
+        without[np.arange(len(occupied)), occupied] -= 1.0
+        values = np.empty(statistic.n_cells)
+        values[occupied] = statistic.func(without)
+        return values[statistic.cells]
+    return np.asarray(statistic.func(full[None, :] - _cluster_tables(statistic, clusters)), dtype="float64")
+
+
 def _evaluate(statistic: IndexStatistic, batch: Any) -> np.ndarray:
     return batch.evaluate(statistic) if isinstance(batch, _Ragged) else np.asarray(statistic(batch), dtype="float64")
 
@@ -335,7 +468,11 @@ def bootstrap(
         return BootstrapResult(estimate=estimate, ci_low=np.nan, ci_high=np.nan, n_invalid=0, std_error=np.nan,
                                distribution=np.empty(0), note=f"no interval: {why}", **common)  # type: ignore[arg-type]
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    if clusters is None:
+    if _uses_tables(statistic, clusters, cluster_resampling):
+        table_stat: Any = statistic
+        parts = [np.asarray(table_stat.func(b), dtype="float64")
+                 for b in _table_batches(table_stat, clusters, n_resamples, rng)]
+    elif clusters is None:
         parts = [_evaluate(statistic, b) for b in _iid_batches(n, n_resamples, rng)]
     else:
         parts = [_evaluate(statistic, b) for b in _cluster_batches(clusters, n_resamples, rng, cluster_resampling)]
@@ -369,7 +506,11 @@ def _bca_probabilities(
 ) -> tuple[np.ndarray, str]:
     share_below = (np.sum(valid < estimate) + 0.5 * np.sum(valid == estimate)) / len(valid)
     z0 = special.ndtri(share_below)
-    jack = _jackknife(statistic, n, clusters)
+    if isinstance(statistic, TableStatistic) and (clusters is None or
+                                                  len(clusters.sizes) * statistic.n_cells <= _CHUNK_ELEMENTS):
+        jack = _table_jackknife(statistic, clusters)
+    else:
+        jack = _jackknife(statistic, n, clusters)
     jack = jack[np.isfinite(jack)]
     if len(jack) < 2 or not np.isfinite(z0):
         return np.full(2, np.nan), "no BCa interval: bias correction or jackknife undefined"

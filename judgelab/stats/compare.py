@@ -19,7 +19,15 @@ from statsmodels.stats.multitest import multipletests
 
 from judgelab.stats._inputs import Aggregate, StatsInputError, resolve
 from judgelab.stats.agreement import agreement_statistic, check_categorical, kappa_statistic, label_codes
-from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, IndexStatistic, Interval, Seed, bootstrap
+from judgelab.stats.bootstrap import (
+    DEFAULT_RESAMPLES,
+    IndexStatistic,
+    Interval,
+    Seed,
+    bootstrap,
+    difference_statistic,
+    paired_tables,
+)
 from judgelab.stats.correlation import correlate, correlation_statistic
 from judgelab.stats.errors import ERROR_FUNCTIONS, error_statistic
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
@@ -83,10 +91,11 @@ def compare_judges(
         stat_a, stat_b = _metric_statistic(metric, va, vr, 0), _metric_statistic(metric, vb, vr, 0)
     common: dict[str, Any] = dict(cluster=res.cluster, cluster_name=res.cluster_name, interval=interval,
                                   n_resamples=n_resamples, ci_level=ci_level, return_distribution=True)
-    # the same seed gives the same resamples, so the three intervals are paired
+    # the same seed gives the same resamples (tables over shared cells), so the three intervals are paired
     shared_seed = _shared_seed(seed)
+    stat_a, stat_b = paired_tables(stat_a, stat_b)
     boots = {name: bootstrap(stat, res.n, seed=shared_seed, **common)
-             for name, stat in (("a", stat_a), ("b", stat_b), ("difference", lambda idx: stat_a(idx) - stat_b(idx)))}
+             for name, stat in (("a", stat_a), ("b", stat_b), ("difference", difference_statistic(stat_a, stat_b)))}
     names = {"a": _name(a, "a"), "b": _name(b, "b")}
     rows = []
     for part, boot in boots.items():

@@ -28,7 +28,15 @@ import pandas as pd
 from judgelab.errors import ConfigError
 from judgelab.judgments import is_scored
 from judgelab.stats.agreement import agreement_statistic, kappa_statistic, label_codes
-from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, ClusterResampling, IndexStatistic, Interval, bootstrap
+from judgelab.stats.bootstrap import (
+    DEFAULT_RESAMPLES,
+    ClusterResampling,
+    IndexStatistic,
+    Interval,
+    bootstrap,
+    difference_statistic,
+    paired_tables,
+)
 from judgelab.stats.compare import adjust_pvalues
 from judgelab.stats.correlation import correlation_statistic
 from judgelab.stats.errors import error_statistic
@@ -270,7 +278,10 @@ def _one_judge(rows: pd.DataFrame, name: str, gold: pd.Series, clusters: Mapping
     if not ranked:
         raise ConfigError(f"judge {name!r}: {label} is undefined for every variant on the selection split")
     chosen = (max if higher_better else min)(ranked, key=lambda v: selection[v])  # first wins ties
-    stats = {v: metric_statistic(metric, values[v][out_idx], values["__gold"][out_idx], k) for v in variants}
+    # one shared cell coding, so every variant and difference is bootstrapped on the same resamples
+    stats = dict(zip(variants, paired_tables(*[metric_statistic(metric, values[v][out_idx],
+                                                                values["__gold"][out_idx], k) for v in variants]),
+                     strict=True))
     boot_kw: dict[str, Any] = dict(cluster=unit_clusters[out_idx], cluster_name=cluster_col,
                                    cluster_resampling=cluster_resampling, interval=interval,
                                    n_resamples=n_resamples, ci_level=ci_level, seed=boot_seed,
@@ -290,7 +301,7 @@ def _one_judge(rows: pd.DataFrame, name: str, gold: pd.Series, clusters: Mapping
                               unscored_share=float(shares[v])))
     diffs = []
     for v in variants[1:]:
-        boot = bootstrap(lambda idx, a=stats[v], b=stats[base]: a(idx) - b(idx), n_out, **boot_kw)
+        boot = bootstrap(difference_statistic(stats[v], stats[base]), n_out, **boot_kw)
         diffs.append(result_row(f"{label} difference (variant - base)", boot.estimate, n=n_out,
                                 p_value=_bootstrap_p(boot.distribution, boot.estimate),
                                 method=f"held-out paired difference; p: paired bootstrap, 2 x (resampled differences "

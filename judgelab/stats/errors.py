@@ -10,7 +10,15 @@ import pandas as pd
 from scipy import stats
 
 from judgelab.stats._inputs import Aggregate, Resolved, StatsInputError, resolve
-from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, IndexStatistic, Interval, Seed, bootstrap
+from judgelab.stats.bootstrap import (
+    DEFAULT_RESAMPLES,
+    IndexStatistic,
+    Interval,
+    Seed,
+    bootstrap,
+    table_statistic,
+)
+from judgelab.stats.contingency import mean_from_table, rms_from_table
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["ERROR_FUNCTIONS", "error_metrics", "error_statistic", "mae", "mean_signed_difference", "rmse"]
@@ -29,9 +37,14 @@ _DESCRIPTIONS = {
 
 
 def error_statistic(metric: str, judge: np.ndarray, gold: np.ndarray) -> IndexStatistic:
-    """Index statistic of an error metric (a key of :data:`ERROR_FUNCTIONS`) of ``judge - gold``."""
+    """Index statistic of an error metric (a key of :data:`ERROR_FUNCTIONS`) of ``judge - gold``;
+    from the joint table of (judge, gold) values when they are few (discrete scales)."""
     diff, func = judge - gold, ERROR_FUNCTIONS[metric]
-    return lambda idx: func(diff[idx])
+    cell_diff = np.unique(judge)[:, None] - np.unique(gold)[None, :]
+    on_table = {"mae": lambda c: mean_from_table(c, np.abs(cell_diff)), "rmse": lambda c: rms_from_table(c, cell_diff),
+                "mean_signed_difference": lambda c: mean_from_table(c, cell_diff)}
+    table = table_statistic(judge, gold, on_table[metric]) if metric in on_table else None
+    return table if table is not None else (lambda idx: func(diff[idx]))
 
 
 def _error_row(res: Resolved, metric: str, boot_kwargs: dict[str, Any]) -> dict[str, Any]:
