@@ -31,6 +31,7 @@ from scipy import stats as sps
 from judgelab import judgments
 from judgelab.datasets import llmbar, openqa, summeval
 from judgelab.ensembles.cascades import apply_cascade, rule_from_verdicts, tier_verdicts
+from judgelab.ensembles.confidence import position_consistency
 from judgelab.stats import alt_test, corrected_mean, projected_width
 from judgelab.stats.corrected import METHODS, corrected_inputs, estimate_method
 from judgelab.stats.ltt import cascade_decisions, ltt_cascade
@@ -428,7 +429,11 @@ def llmbar_cascade(data_dir: str | os.PathLike[str] | None = None, *, alpha: flo
     for split in splits:
         res = llmbar(split, "ChatGPT", "Vanilla_NoRules", data_dir=data_dir)
         parts.append(res.table)
-    table = judgments.make_table(pd.concat([*parts, judgments.make_table(_votes(data_dir, "GPT-4", splits))],
+    raw = pd.concat(parts, ignore_index=True)
+    # ChatGPT's two orders consolidated once here (the cascade would redo it for calibration and for applying)
+    chatgpt = position_consistency(raw, judges=["ChatGPT"])
+    table = judgments.make_table(pd.concat([raw[raw["judge"] == "gold"], chatgpt,
+                                            judgments.make_table(_votes(data_dir, "GPT-4", splits))],
                                            ignore_index=True))
     tiers = ("ChatGPT", "GPT-4")
     frame = tier_verdicts(table, tiers)
