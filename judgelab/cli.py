@@ -50,6 +50,9 @@ CacheOption = Annotated[Path | None, typer.Option(
     help="Request cache file (default: $JUDGELAB_CACHE or ~/.cache/judgelab).")]
 SeedOption = Annotated[int, typer.Option(help="Seed for per-item randomisation and the provider's sampling seed.")]
 MaxTokensOption = Annotated[int | None, typer.Option(help="Cap on output tokens per call (default: the rubric's).")]
+ReasoningEffortOption = Annotated[str | None, typer.Option(
+    "--reasoning-effort", help="Reasoning models: none, minimal, low, medium or high (litellm's reasoning_effort; "
+    "part of the cache key). The thinking is stored in the 'reasoning' column, never parsed.")]
 ReportOption = Annotated[bool, typer.Option("--report", help="Also write report.html, one self-contained HTML page "
                                                              "(no network), into the --out folder.")]
 ParamOption = Annotated[list[str] | None, typer.Option("--param", help="Rubric parameter KEY=VALUE (JSON values "
@@ -116,12 +119,13 @@ def _key_values(pairs: list[str], flag: str) -> dict[str, Any]:
 
 def _run_options(*, api_key: str | None, api_base: str | None, concurrency: int, repeats: int | None,
                  temperature: float | None, max_cost: float | None, no_cache: bool, cache: Path | None, seed: int,
-                 max_tokens: int | None) -> dict[str, Any]:
+                 max_tokens: int | None, reasoning_effort: str | None = None) -> dict[str, Any]:
     """The shared options as keyword arguments of judgelab.run (and of every probe, which passes them on);
     options left at "not given" are left out, so a probe's own default (the repeats probe's temperature) holds."""
     options: dict[str, Any] = dict(api_base=api_base, api_key=api_key, concurrency=concurrency, seed=seed,
                                    max_cost_usd=max_cost, cache=False if no_cache else (cache or True))
-    given = {"repeats": repeats, "temperature": temperature, "max_tokens": max_tokens}
+    given = {"repeats": repeats, "temperature": temperature, "max_tokens": max_tokens,
+             "reasoning_effort": reasoning_effort}
     return {**options, **{k: v for k, v in given.items() if v is not None}}
 
 
@@ -170,6 +174,7 @@ def run(
     cache: CacheOption = None,
     seed: SeedOption = 0,
     max_tokens: MaxTokensOption = None,
+    reasoning_effort: ReasoningEffortOption = None,
     report: ReportOption = False,
     logprobs: bool = typer.Option(False, "--logprobs", help="Also compute logprob-weighted scores."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Estimate calls, tokens and cost; call nothing."),
@@ -193,7 +198,7 @@ def run(
     kwargs: dict[str, Any] = dict(
         **_run_options(api_key=key, api_base=api_base, concurrency=concurrency, repeats=repeats,
                        temperature=temperature, max_cost=max_cost, no_cache=no_cache, cache=cache, seed=seed,
-                       max_tokens=max_tokens),
+                       max_tokens=max_tokens, reasoning_effort=reasoning_effort),
         swap=swap, logprobs=logprobs, max_retries=max_retries, retry_base_s=retry_base, timeout=timeout,
         retry_unscored=retry_unscored,
     )
@@ -237,12 +242,15 @@ def demo(
 def serve(
     port: int = typer.Option(8080, help="Port on 127.0.0.1."),
     host: str = typer.Option("127.0.0.1", help="Loopback address to bind."),
+    logprobs: bool = typer.Option(True, "--logprobs/--no-logprobs", help="Keep every prompt token's logits so "
+                                  "requests can ask for logprobs (llama-cpp logits_all); --no-logprobs saves the "
+                                  "memory and refuses such requests."),
 ) -> None:
     """Serve the embedded judge through llama.cpp's OpenAI-compatible HTTP server (Ctrl-C stops it)."""
     from judgelab.backends.server import serve_forever
 
     typer.echo(EMBEDDED_NOTE, err=True)
-    serve_forever(port=port, host=host)
+    serve_forever(port=port, host=host, logprobs=logprobs)
 
 
 @app.command()
@@ -263,6 +271,7 @@ def probe(
     cache: CacheOption = None,
     seed: SeedOption = 0,
     max_tokens: MaxTokensOption = None,
+    reasoning_effort: ReasoningEffortOption = None,
     report: ReportOption = False,
     rubric_param: ParamOption = None,
     option: list[str] = typer.Option([], "--option", help="Probe option KEY=VALUE, e.g. --option k=5 (JSON values)."),
@@ -277,7 +286,7 @@ def probe(
     rub = load_rubric(rubric, **params)
     run_kw = _run_options(api_key=_api_key(api_key_env), api_base=api_base, concurrency=concurrency, repeats=repeats,
                           temperature=temperature, max_cost=max_cost, no_cache=no_cache, cache=cache, seed=seed,
-                          max_tokens=max_tokens)
+                          max_tokens=max_tokens, reasoning_effort=reasoning_effort)
     probe_kw = _key_values(option, "--option")
     if name == "repeats" and "repeats" in run_kw:  # the repeats probe's samples per request are its k
         probe_kw.setdefault("k", run_kw.pop("repeats"))

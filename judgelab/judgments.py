@@ -58,6 +58,7 @@ SCHEMA: dict[str, str] = {
     "prompt_hash": "string",
     "call_id": "string",  # the cache key of the request that produced this row
     "raw_output": "string",
+    "reasoning": "string",  # a reasoning model's thinking, delivered apart from the answer; never parsed
     "status": "string",
     "unscored_reason": "string",
     "score": "Float64",
@@ -68,6 +69,7 @@ SCHEMA: dict[str, str] = {
     "valid_prob_mass": "Float64",
     "input_tokens": "Int64",
     "output_tokens": "Int64",
+    "reasoning_tokens": "Int64",  # part of output_tokens (and of the cost), not on top of it
     "cost_usd": "Float64",  # NaN when the price is unknown, never 0 by default
     "latency_s": "Float64",
     "cached": "boolean",
@@ -109,6 +111,9 @@ COLUMN_DOCS: dict[str, tuple[str, str, str]] = {
     "call_id": ("the cache key of the request that produced the row", "string or NA", _RUNNER),
     "raw_output": ("the judge's reply exactly as received (reasoning blocks included)", "string or NA",
                    f"{_RUNNER}, loaders of released outputs"),
+    "reasoning": ("a reasoning model's thinking, delivered apart from the answer (the provider's reasoning "
+                  "field, or a leading <think> block litellm moved there); stored, never parsed", "string or NA",
+                  _RUNNER),
     "status": ("whether the row carries a verdict", f"'{OK}' (scored); '{PARSE_ERROR}' (answer unreadable); "
                f"'{API_ERROR}' (call failed); '{REFUSAL}' (judge declined); '{SKIPPED_BUDGET}' (not called: "
                f"budget); '{MISSING}' (imported data had no value); required",
@@ -126,6 +131,9 @@ COLUMN_DOCS: dict[str, tuple[str, str, str]] = {
                         _RUNNER),
     "input_tokens": ("prompt tokens billed", "integer or NA", _RUNNER),
     "output_tokens": ("completion tokens billed", "integer or NA", _RUNNER),
+    "reasoning_tokens": ("the reasoning tokens among output_tokens (usage.completion_tokens_details); priced as "
+                         "completion tokens, inside output_tokens and cost_usd, not on top", "integer or NA",
+                         _RUNNER),
     "cost_usd": ("the call's cost", "float; NaN when the price is unknown (never 0 by default)", _RUNNER),
     "latency_s": ("the call's wall time in seconds", "float or NA", _RUNNER),
     "cached": ("whether the reply came from the cache", "boolean or NA", _RUNNER),
@@ -414,8 +422,8 @@ def aggregate_repeats(
     # sort=False: groups in order of first appearance, the order of head(1); every aggregate below is positional
     grouped = work.groupby(keys, dropna=False, sort=False)
     out = grouped.head(1).drop(columns=["_scored", "_counted", "_value", "_unscored_status"]).reset_index(drop=True)
-    per_call = ["repeat", "seed", "prompt_hash", "call_id", "raw_output", "confidence", "logprob_score",
-                "valid_prob_mass", "input_tokens", "output_tokens", "cost_usd", "latency_s", "cached", "attempts",
+    per_call = ["repeat", "seed", "prompt_hash", "call_id", "raw_output", "reasoning", "confidence", "logprob_score",
+                "valid_prob_mass", "input_tokens", "output_tokens", "reasoning_tokens", "cost_usd", "latency_s", "cached", "attempts",
                 "system_fingerprint", "created_at"]
     for col in per_call:
         out[col] = pd.NA

@@ -42,6 +42,10 @@ class ModelReply:
     system_fingerprint: str | None = None
     logprobs: list[dict[str, Any]] | None = None  # OpenAI shape: [{token, logprob, top_logprobs: [...]}]
     extra: dict[str, Any] = field(default_factory=dict)
+    # a reasoning model's thinking, kept apart from ``text`` (litellm moves a leading <think> block and a
+    # provider's reasoning_content there), and its token count (already inside output_tokens and the cost)
+    reasoning: str | None = None
+    reasoning_tokens: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         d = self.__dict__.copy()
@@ -210,6 +214,7 @@ def reply_from_response(response: Any, latency_s: float, extra: dict[str, Any] |
     choice = response.choices[0]
     text = choice.message.content if choice.message is not None else None
     usage = getattr(response, "usage", None)
+    reasoning = getattr(choice.message, "reasoning_content", None) if choice.message is not None else None
     return ModelReply(
         text=text or "",
         finish_reason=getattr(choice, "finish_reason", None),
@@ -220,4 +225,18 @@ def reply_from_response(response: Any, latency_s: float, extra: dict[str, Any] |
         system_fingerprint=getattr(response, "system_fingerprint", None),
         logprobs=_logprobs(choice),
         extra=dict(extra or {}),
+        reasoning=reasoning or None,
+        reasoning_tokens=_reasoning_tokens(usage),
     )
+
+
+def _reasoning_tokens(usage: Any) -> int | None:
+    """``usage.completion_tokens_details.reasoning_tokens`` (OpenAI's field; litellm maps other providers' to it).
+
+    They are part of ``completion_tokens`` already, so the cost counts them once."""
+    details = getattr(usage, "completion_tokens_details", None) if usage else None
+    if isinstance(details, dict):
+        value = details.get("reasoning_tokens")
+    else:
+        value = getattr(details, "reasoning_tokens", None)
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

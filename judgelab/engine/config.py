@@ -21,9 +21,11 @@ from judgelab.backends.redaction import redact, register_secret, secrets_in
 from judgelab.errors import ConfigError
 from judgelab.rubrics.base import JudgeRequest, Rubric
 
-__all__ = ["ORDERS", "RunConfig"]
+__all__ = ["ORDERS", "REASONING_EFFORTS", "RunConfig"]
 
 ORDERS = ("given", "random")
+# litellm's reasoning_effort values (providers map them to their own thinking budgets)
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
 # the options that change what is asked or how it is sampled: part of the run id
 _RUN_ID_FIELDS = ("condition", "swap", "order", "repeats", "temperature", "seed", "max_tokens", "logprobs",
                   "extra_params", "api_base")
@@ -56,6 +58,7 @@ class RunConfig:
     run_id: str | None = None
     progress: bool = True
     retry_unscored: bool = False
+    reasoning_effort: str | None = None
 
     def __post_init__(self) -> None:
         if self.order not in ORDERS:
@@ -66,6 +69,9 @@ class RunConfig:
             raise ConfigError("concurrency must be at least 1")
         if self.max_reasks < 0 or self.max_retries < 0:
             raise ConfigError("max_reasks and max_retries cannot be negative")
+        if self.reasoning_effort is not None and self.reasoning_effort not in REASONING_EFFORTS:
+            raise ConfigError(f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, not "
+                              f"{self.reasoning_effort!r}")
         if not isinstance(self.condition, str) or not self.condition:
             raise ConfigError(f"condition must be a non-empty name, not {self.condition!r}")
         # frozen all the way down: a caller mutating its dict afterwards cannot change a running config
@@ -98,6 +104,8 @@ class RunConfig:
         if self.logprobs:
             params["logprobs"] = True
             params["top_logprobs"] = int(self.top_logprobs)
+        if self.reasoning_effort is not None:  # in the params, so the cache keys of two efforts differ
+            params["reasoning_effort"] = self.reasoning_effort
         params.update(self.extra_params)
         return params
 
@@ -108,5 +116,7 @@ class RunConfig:
         desc: dict[str, Any] = {k: getattr(self, k) for k in _RUN_ID_FIELDS}
         desc["extra_params"] = redact(dict(self.extra_params))
         desc["api_base"] = redact(self.api_base)
+        if self.reasoning_effort is not None:  # only when set: run ids of runs without it stay as they were
+            desc["reasoning_effort"] = self.reasoning_effort
         desc.update(rubric=rubric.fingerprint(), model=model, judge=self.judge_name(model), items=list(item_ids))
         return "run-" + hashlib.sha256(json.dumps(desc, sort_keys=True, default=str).encode()).hexdigest()[:12]

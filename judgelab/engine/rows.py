@@ -7,8 +7,8 @@ The live runner, the batch runner and reparse all go through here, so an unscore
 * :func:`read_reply` — raw text (+ the provider's finish reason) -> parsed rows or a :class:`ParseFailure`;
 * :func:`scored_rows` / :func:`unscored_rows` — parsed rows (or a failure) + the call's fields -> table rows.
 
-The free-text fields of every row (``raw_output``, ``unscored_reason``, ``detail``) pass through
-:func:`judgelab.backends.redaction.redact` here, so no path writes a key into a table.
+The free-text fields of every row (``raw_output``, ``reasoning``, ``unscored_reason``, ``detail``) pass
+through :func:`judgelab.backends.redaction.redact` here, so no path writes a key into a table.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import pandas as pd
 from judgelab.backends.redaction import redact
 from judgelab.judgments import OK, PARSE_ERROR, REFUSAL
 from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, Rubric, check_fields
+from judgelab.rubrics.parsing import THINKING_ONLY
 
 __all__ = ["Job", "item_order_seed", "plan_jobs", "read_reply", "scored_rows", "unscored_rows"]
 
@@ -77,11 +78,14 @@ def plan_jobs(items: pd.DataFrame, rubric: Rubric, *, condition: str = "original
     return jobs
 
 
-def read_reply(rubric: Rubric, text: str, request: JudgeRequest, finish_reason: str | None = None) -> list[ParsedRow]:
+def read_reply(rubric: Rubric, text: str, request: JudgeRequest, finish_reason: str | None = None, *,
+               reasoning: str | None = None) -> list[ParsedRow]:
     """The rubric's parse of one reply; raises :class:`ParseFailure` with a precise reason.
 
     A provider's content filter is a refusal; an empty text is a parse error; when the reply was
-    cut at max_tokens the reason says so.
+    cut at max_tokens the reason says so. ``reasoning`` (a reasoning model's thinking, delivered apart
+    from the text) is never parsed; when the reply was cut at max_tokens after some reasoning and the
+    answer cannot be read, the reason starts with ``thinking only`` like an unclosed ``<think>`` block.
     """
     if finish_reason == "content_filter":
         raise ParseFailure("provider content filter stopped the answer", status=REFUSAL)
@@ -90,12 +94,15 @@ def read_reply(rubric: Rubric, text: str, request: JudgeRequest, finish_reason: 
             raise ParseFailure("empty output")
         return rubric.parse(text, request)
     except ParseFailure as failure:
+        if finish_reason == "length" and (reasoning or "").strip() and not failure.reason.startswith(THINKING_ONLY):
+            raise ParseFailure(f"{THINKING_ONLY}: the reasoning used up the token budget before the answer was "
+                               f"complete; {failure.reason} (output truncated at max_tokens)", failure.status) from None
         if finish_reason == "length":
             raise ParseFailure(failure.reason + " (output truncated at max_tokens)", failure.status) from None
         raise
 
 
-_FREE_TEXT = ("raw_output", "unscored_reason", "detail")
+_FREE_TEXT = ("raw_output", "reasoning", "unscored_reason", "detail")
 
 
 def _redacted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -287,7 +287,7 @@ class _Engine:
             if reply is None:
                 return unscored_rows(base, request, answer.failure_status, answer.failure_reason, detail)
             try:
-                parsed = read_reply(self.rubric, reply.text, request, reply.finish_reason)
+                parsed = read_reply(self.rubric, reply.text, request, reply.finish_reason, reasoning=reply.reasoning)
             except ParseFailure as failure:
                 if failure.status == PARSE_ERROR and reask < self.config.max_reasks:
                     earlier_raw.append(reply.text)
@@ -357,8 +357,10 @@ class _Engine:
             "prompt_hash": job.request.prompt_hash(),
             "call_id": answer.call_id,
             "raw_output": reply.text if reply else None,
+            "reasoning": reply.reasoning if reply else None,
             "input_tokens": total("input_tokens", True),
             "output_tokens": total("output_tokens", True),
+            "reasoning_tokens": total("reasoning_tokens", True),
             "cost_usd": total("cost_usd", False),
             "latency_s": total("latency_s", False),
             "cached": answer.cached,
@@ -520,6 +522,7 @@ async def arun(
     extra_params: Mapping[str, Any] | None = None,
     run_id: str | None = None,
     retry_unscored: bool = False,
+    reasoning_effort: str | None = None,
     progress: bool = True,
     return_stats: bool = False,
     dry_run: bool = False,
@@ -544,6 +547,11 @@ async def arun(
     max_reasks: how often an unparseable answer is asked again, with the parse error.
     logprobs / top_logprobs: also compute a logprob-weighted score (G-Eval style).
     json_mode: send the rubric's response format. extra_params: more litellm parameters, sent as given.
+    reasoning_effort: "none" | "minimal" | "low" | "medium" | "high", litellm's reasoning parameter for
+    reasoning models (part of the cache key). A reasoning model's thinking is kept out of parsing and stored
+    in the ``reasoning`` column, its token count in ``reasoning_tokens`` (inside ``output_tokens`` and the
+    cost already); an answer cut off because the thinking used the token budget is a parse error whose
+    reason starts with "thinking only".
     return_stats: return a :class:`RunResult` (table + :class:`RunStats`) instead of the table.
     To see calls, tokens and cost before spending, use :func:`estimate` (same arguments).
     """
@@ -553,7 +561,7 @@ async def arun(
                        max_cost_usd=max_cost_usd, max_retries=max_retries, retry_base_s=retry_base_s,
                        max_reasks=max_reasks, timeout=timeout, logprobs=logprobs, top_logprobs=top_logprobs,
                        json_mode=json_mode, max_tokens=max_tokens, extra_params=extra_params or {}, run_id=run_id,
-                       progress=progress, retry_unscored=retry_unscored)
+                       progress=progress, retry_unscored=retry_unscored, reasoning_effort=reasoning_effort)
     if dry_run:
         warnings.warn("run(..., dry_run=True) is replaced by judgelab.estimate(...), which takes the same "
                       "arguments; this returns its RunEstimate", FutureWarning, stacklevel=3)
@@ -601,7 +609,7 @@ def _unscored(rubric: Rubric, job: Job, hit: dict[str, Any]) -> bool:
     upper bound: a cached re-ask that parsed would spare the call)."""
     reply = ModelReply.from_json(hit)
     try:
-        parsed = read_reply(rubric, reply.text, job.request, reply.finish_reason)
+        parsed = read_reply(rubric, reply.text, job.request, reply.finish_reason, reasoning=reply.reasoning)
     except ParseFailure:
         return True
     return not set(job.request.expected_rows) <= {p.key for p in parsed}

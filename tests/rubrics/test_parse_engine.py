@@ -54,9 +54,11 @@ def test_thinking_is_never_scored_and_a_cut_off_reasoning_has_its_own_reason(tmp
     assert cut["raw_output"].startswith("<think>Weighing")  # the full reply, reasoning included
 
 
-@pytest.mark.xfail(strict=True, reason="litellm moves a leading <think>...</think> block of an OpenAI-compatible "
-                   "reply into message.reasoning_content and judgelab.backends.call keeps only message.content, so "
-                   "raw_output loses that reasoning; requested from the owner of backends/call.py")
-def test_raw_output_keeps_a_closed_reasoning_block(tmp_path: Path) -> None:
+def test_a_closed_reasoning_block_is_stored_in_the_reasoning_column_and_never_scored(tmp_path: Path) -> None:
+    # litellm moves a leading <think>...</think> block of an OpenAI-compatible reply into
+    # message.reasoning_content; the engine stores it in the reasoning column, apart from the answer
     rows = _run(tmp_path, [{"item_id": "ok", "prompt": "q", "response": "fine"}])
-    assert parsing.split_thinking(rows.loc[("ok", "clarity"), "raw_output"]).thinking.startswith("The summary drops")
+    ok = rows.loc[("ok", "clarity")]
+    assert ok["status"] == judgments.OK and ok["score"] == 4
+    assert ok["reasoning"].startswith("The summary drops a date; a 2?")
+    assert "<think>" not in ok["raw_output"] and ok["raw_output"].strip() == "Clear and complete. Score: 4"
