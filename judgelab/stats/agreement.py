@@ -98,18 +98,12 @@ def check_categorical(values: dict[str, np.ndarray], statistic: str) -> None:
 
 
 def agreement_statistic(x: np.ndarray, y: np.ndarray) -> IndexStatistic:
-    """Index statistic: the share of rows where the two label arrays are equal (integer codes, or any
-    sortable values; from the joint table when the values are few)."""
-    x, y = np.asarray(x), np.asarray(y)
-    try:
-        same_cell = np.unique(x)[:, None] == np.unique(y)[None, :]
-        table = table_statistic(x, y, lambda counts: agreement_from_table(counts, same_cell))
-    except TypeError:  # unorderable labels: compare row by row
-        table = None
-    if table is not None:
-        return table
-    same = (x == y).astype(float)
-    return lambda idx: same[idx].mean(axis=1)
+    """Index statistic: the share of rows where the two label arrays are equal -- a table statistic
+    over the two cells "same" and "different" (a binomial count per resample)."""
+    same = (np.asarray(x) == np.asarray(y)).astype(np.int64)
+    table = table_statistic(np.zeros(len(same), dtype=np.int64), same, codes=True, shape=(1, 2),
+                            from_counts=lambda counts: agreement_from_table(counts, np.array([[False, True]])))
+    return table if table is not None else (lambda idx: same[idx].mean(axis=1))
 
 
 def kappa_statistic(cx: np.ndarray, cy: np.ndarray, k: int, weights: KappaWeights = None) -> IndexStatistic:

@@ -19,7 +19,7 @@ only through their K x L joint table, so the engine resamples tables instead of 
 counts over the table's cells for an i.i.d. bootstrap, and a sum of per-cluster tables weighted by
 how often each cluster is drawn (multinomial over clusters) for whole-cluster resampling. A
 resample then costs O(K L), not O(n). The table path is used when the grid has at most
-:data:`TABLE_MAX_CELLS` cells and no more cells than rows (:func:`table_statistic`); continuous data
+:data:`TABLE_MAX_CELLS` cells and at most half as many cells as rows (:func:`table_statistic`); continuous data
 (many distinct values) keep the index path. Two-stage clustered resampling
 (``"clusters_then_rows"``) draws rows within clusters, so it keeps index matrices, but a table
 statistic still evaluates each resample from its bincounted table.
@@ -180,7 +180,7 @@ def table_statistic(
 
     ``from_counts`` receives (B, K, L) counts, K the sorted distinct values of ``x`` and L those of
     ``y`` -- or, with ``codes=True``, integer codes 0..K-1 / 0..L-1 and ``shape=(K, L)``. The table
-    path is used when K x L <= min(TABLE_MAX_CELLS, n): at most one cell per row, so resampling a
+    path is used when K x L <= min(TABLE_MAX_CELLS, n // 2): at most one cell per two rows, so resampling a
     table never costs more than resampling rows.
     """
     if codes:
@@ -189,7 +189,7 @@ def table_statistic(
     else:
         (cx, kx), (cy, ky) = dense_codes(x), dense_codes(y)
     n = len(cx)
-    if kx * ky > min(TABLE_MAX_CELLS, n) or kx * ky == 0:
+    if kx * ky > min(TABLE_MAX_CELLS, n // 2) or kx * ky == 0:
         return None
     return TableStatistic(cx * ky + cy, kx * ky, lambda counts: from_counts(counts.reshape(-1, kx, ky)))
 
@@ -200,14 +200,14 @@ def paired_tables(*statistics: IndexStatistic) -> list[IndexStatistic]:
     Statistics of the same rows bootstrapped with one seed are paired -- drawn from the same
     resamples -- only if they resample the same thing: table statistics must share their cells.
     Returns them recoded on their joint cells, or unchanged (index path) when one is not a table
-    statistic or the joint cells are more than min(TABLE_MAX_CELLS, n).
+    statistic or the joint cells are more than min(TABLE_MAX_CELLS, n // 2).
     """
     if not statistics or not all(isinstance(s, TableStatistic) for s in statistics):
         return list(statistics)
     tables: list[TableStatistic] = list(statistics)  # type: ignore[arg-type]
     uniques, joint = np.unique(np.stack([s.cells for s in tables], axis=1), axis=0, return_inverse=True)
     joint, n_joint = joint.ravel().astype(np.int64), len(uniques)
-    if n_joint > min(TABLE_MAX_CELLS, len(joint)):
+    if n_joint > min(TABLE_MAX_CELLS, len(joint) // 2):
         return [lambda idx, s=s: s(idx) for s in tables]  # index path for all: still paired
     out: list[IndexStatistic] = []
     for s in tables:

@@ -37,14 +37,21 @@ _DESCRIPTIONS = {
 
 
 def error_statistic(metric: str, judge: np.ndarray, gold: np.ndarray) -> IndexStatistic:
-    """Index statistic of an error metric (a key of :data:`ERROR_FUNCTIONS`) of ``judge - gold``;
-    from the joint table of (judge, gold) values when they are few (discrete scales)."""
+    """Index statistic of an error metric (a key of :data:`ERROR_FUNCTIONS`) of ``judge - gold``.
+
+    On discrete scales the metric depends on the rows only through how often each difference
+    (each |difference| for the MAE) occurs: a table statistic over those few values.
+    """
     diff, func = judge - gold, ERROR_FUNCTIONS[metric]
-    cell_diff = np.unique(judge)[:, None] - np.unique(gold)[None, :]
-    on_table = {"mae": lambda c: mean_from_table(c, np.abs(cell_diff)), "rmse": lambda c: rms_from_table(c, cell_diff),
-                "mean_signed_difference": lambda c: mean_from_table(c, cell_diff)}
-    table = table_statistic(judge, gold, on_table[metric]) if metric in on_table else None
-    return table if table is not None else (lambda idx: func(diff[idx]))
+    on_table = {"mae": mean_from_table, "rmse": rms_from_table, "mean_signed_difference": mean_from_table}
+    if metric in on_table:
+        levels, codes = np.unique(np.abs(diff) if metric == "mae" else diff, return_inverse=True)
+        table = table_statistic(np.zeros(len(diff), dtype=np.int64), codes.ravel(),
+                                lambda counts: on_table[metric](counts, levels[None, :]), codes=True,
+                                shape=(1, len(levels)))
+        if table is not None:
+            return table
+    return lambda idx: func(diff[idx])
 
 
 def _error_row(res: Resolved, metric: str, boot_kwargs: dict[str, Any]) -> dict[str, Any]:
