@@ -358,9 +358,16 @@ def _table_batches(
         return
     per_cluster = _cluster_tables(statistic, clusters)
     n_clusters = len(clusters.sizes)
+    # clusters with identical tables are interchangeable: when they are few kinds, draw how often each
+    # kind is drawn (multinomial over kinds, probability = share of clusters) -- the same distribution
+    kinds, kind_counts = np.unique(per_cluster, axis=0, return_counts=True)
+    by_kind = 2 * len(kinds) <= n_clusters
     step = max(1, _CHUNK_ELEMENTS // max(n_clusters, statistic.n_cells))
     for start in range(0, n_resamples, step):
         batch = min(step, n_resamples - start)
+        if by_kind:
+            yield rng.multinomial(n_clusters, kind_counts / n_clusters, size=batch).astype(float) @ kinds
+            continue
         chosen = rng.integers(0, n_clusters, size=(batch, n_clusters))
         chosen += (np.arange(batch, dtype=np.int64) * n_clusters)[:, None]
         weights = np.bincount(chosen.ravel(), minlength=batch * n_clusters).reshape(batch, n_clusters)
