@@ -359,9 +359,10 @@ def _table_batches(
     per_cluster = _cluster_tables(statistic, clusters)
     n_clusters = len(clusters.sizes)
     # clusters with identical tables are interchangeable: when they are few kinds, draw how often each
-    # kind is drawn (multinomial over kinds, probability = share of clusters) -- the same distribution
+    # kind is drawn (multinomial over kinds, probability = share of clusters) -- the same distribution.
+    # A binomial costs about as much as drawing and counting 10 cluster indices, hence the factor.
     kinds, kind_counts = np.unique(per_cluster, axis=0, return_counts=True)
-    by_kind = 2 * len(kinds) <= n_clusters
+    by_kind = 10 * len(kinds) <= n_clusters
     step = max(1, _CHUNK_ELEMENTS // max(n_clusters, statistic.n_cells))
     for start in range(0, n_resamples, step):
         batch = min(step, n_resamples - start)
