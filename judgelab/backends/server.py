@@ -7,8 +7,10 @@
         litellm.completion(model=server.model_name, api_base=server.base_url, api_key="none", messages=...)
 
 Like the in-process ``local/smollm2``, this serves a plumbing/demo judge: its scores are NOT meaningful.
-The server keeps llama-cpp's default ``logits_all=True``, so it can return logprobs over HTTP, at the cost of
-~0.2 MB of logits per prompt token (see judgelab.backends.local for the in-process alternative).
+By default the server keeps llama-cpp's ``logits_all=True``, so it can return logprobs over HTTP, at the cost of
+~0.2 MB of logits per prompt token (see judgelab.backends.local for the in-process alternative);
+``start_server(logprobs=False)`` / ``judgelab serve --no-logprobs`` turns that off. It answers one request at a
+time (see ``start_server``).
 """
 
 from __future__ import annotations
@@ -139,12 +141,23 @@ def _register_zero_price(model_name: str) -> None:
 
 def start_server(port: int | None = None, host: str = "127.0.0.1", n_ctx: int = DEFAULT_N_CTX,
                  extra_args: Sequence[str] = (), *, alias: str = DEFAULT_ALIAS, n_threads: int = 2,
-                 startup_timeout: float = STARTUP_TIMEOUT_S, allow_remote: bool = False) -> ServerHandle:
+                 startup_timeout: float = STARTUP_TIMEOUT_S, allow_remote: bool = False,
+                 logprobs: bool = True) -> ServerHandle:
     """Start llama.cpp's OpenAI-compatible server on the SmolLM2 GGUF and wait until it answers.
 
     ``port=None`` picks a free port. Only loopback hosts are accepted unless ``allow_remote=True``
     (the server has no authentication). Raises ServerStartError with the server's stderr tail when it
     exits early or does not answer within ``startup_timeout`` seconds.
+
+    ``logprobs=False`` starts llama-cpp with ``logits_all=False``: the server then keeps only the last
+    token's logits (no n_ctx x 49,152 float32 score buffer, no per-prompt-token logits copy) and
+    refuses requests that ask for logprobs.
+
+    The server answers ONE request at a time, whatever the client's concurrency: llama-cpp-python
+    0.3.36 has no parallel-slot setting (``llama_cpp/server/settings.py`` has no ``n_parallel``), and
+    ``llama_cpp/server/app.py`` (``get_llama_proxy``, lines 73-89) holds ``llama_outer_lock`` /
+    ``llama_inner_lock`` around every request; its ``Llama`` decodes one sequence (``n_seq_max`` is
+    raised above 1 only for embeddings, ``llama_cpp/llama.py`` line 408).
     """
     if not _is_loopback(host) and not allow_remote:
         raise ValueError(f"refusing to serve on non-loopback host {host!r}: the server has no authentication; "
@@ -158,7 +171,7 @@ def start_server(port: int | None = None, host: str = "127.0.0.1", n_ctx: int = 
     port = _free_port(host) if port is None else port
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", alias,
                "--host", host, "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads),
-               "--n_threads_batch", str(n_threads), *extra_args]
+               "--n_threads_batch", str(n_threads), "--logits_all", str(bool(logprobs)), *extra_args]
     log_fd, log_name = tempfile.mkstemp(prefix="judgelab-llama-server-", suffix=".log")
     # A file, not a pipe: an unread pipe fills up and blocks the server.
     with os.fdopen(log_fd, "wb") as log:
@@ -184,12 +197,13 @@ def start_server(port: int | None = None, host: str = "127.0.0.1", n_ctx: int = 
 
 
 def serve_forever(port: int | None = DEFAULT_PORT, host: str = "127.0.0.1", *, n_ctx: int = DEFAULT_N_CTX,
-                  allow_remote: bool = False) -> None:
+                  allow_remote: bool = False, logprobs: bool = True) -> None:
     """Run the server in the foreground until Ctrl-C or the server exits (for ``judgelab serve``).
 
     Prints where it listens and the litellm model name to stderr; ``port=None`` picks a free port.
+    ``logprobs`` as in :func:`start_server`.
     """
-    handle = start_server(port=port, host=host, n_ctx=n_ctx, allow_remote=allow_remote)
+    handle = start_server(port=port, host=host, n_ctx=n_ctx, allow_remote=allow_remote, logprobs=logprobs)
     print(f"Serving SmolLM2-135M-Instruct (a plumbing/demo judge: its scores are not meaningful) at "
           f"{handle.base_url}\nuse it with: --model {handle.model_name} --api-base {handle.base_url}\n"
           "Ctrl-C stops it.", file=sys.stderr, flush=True)

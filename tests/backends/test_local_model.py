@@ -155,3 +155,42 @@ def test_a_prompt_longer_than_the_context_is_a_context_window_error() -> None:
     too_long = [{"role": "user", "content": "word " * (local.N_CTX + 100)}]
     with pytest.raises(litellm.ContextWindowExceededError, match="context holds"):
         litellm.completion(model="local/smollm2", messages=too_long, max_tokens=4)
+
+
+def test_two_instances_serve_concurrent_requests_with_the_same_answers(tmp_path) -> None:
+    """JUDGELAB_LOCAL_PARALLEL=2 (in a fresh process: the pool is sized at first use): two requests run at the
+    same time, on two different instances, and give the text one instance gives alone (temperature 0)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = """
+import asyncio, json, threading, litellm
+from judgelab.backends import local
+local.register()
+seen, busy, peak, lock = set(), [0], [0], threading.Lock()
+original = local._generate
+def spy(messages, settings, index=0):
+    with lock:
+        seen.add(index); busy[0] += 1; peak[0] = max(peak[0], busy[0])
+    try:
+        return original(messages, settings, index)
+    finally:
+        with lock:
+            busy[0] -= 1
+local._generate = spy
+Q = QUESTION_HERE
+async def ask(n):
+    return await asyncio.gather(*(litellm.acompletion(model="local/smollm2", messages=Q, temperature=0, max_tokens=12)
+                                  for _ in range(n)))
+alone = asyncio.run(ask(1))[0].choices[0].message.content
+both = [r.choices[0].message.content for r in asyncio.run(ask(2))]
+print(json.dumps({"alone": alone, "both": both, "instances": sorted(seen), "peak": peak[0]}))
+""".replace("QUESTION_HERE", repr(QUESTION))
+    env = {**os.environ, local.PARALLEL_ENV_VAR: "2", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.splitlines()[-1])
+    assert out["alone"].strip() and out["both"] == [out["alone"], out["alone"]]
+    assert out["instances"] == [0, 1] and out["peak"] == 2

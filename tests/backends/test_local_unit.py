@@ -148,3 +148,23 @@ def test_response_formats_become_grammars() -> None:
     with pytest.raises(local._BadRequest, match="json_schema"):
         local._grammar_for({"type": "json_schema", "json_schema": {"name": "s"}})
     assert json.loads(json.dumps(schema)) == schema  # the schema object was not mutated
+
+
+@pytest.mark.parametrize(("raw", "expected"), [(None, 1), ("1", 1), ("3", 3)])
+def test_parallel_instances_reads_the_environment(raw: str | None, expected: int,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    if raw is None:
+        monkeypatch.delenv(local.PARALLEL_ENV_VAR, raising=False)
+    else:
+        monkeypatch.setenv(local.PARALLEL_ENV_VAR, raw)
+    assert local.parallel_instances() == expected
+
+
+@pytest.mark.parametrize("raw", ["0", "-2", "two", "1.5", ""])
+def test_a_bad_parallel_setting_is_one_clear_sentence(raw: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from judgelab.errors import JudgelabError
+
+    monkeypatch.setenv(local.PARALLEL_ENV_VAR, raw)
+    with pytest.raises(JudgelabError, match=f"{local.PARALLEL_ENV_VAR} must be a whole number of at least 1, "
+                                            f"got {raw!r}"):
+        local.parallel_instances()

@@ -93,3 +93,18 @@ def test_serve_forever_announces_itself_and_stops_cleanly_on_ctrl_c(tmp_path: Pa
     assert f"http://127.0.0.1:{port}/v1" in announcement and "--model openai/smollm2" in announcement
     assert "not meaningful" in announcement
     assert not server._answers(f"http://127.0.0.1:{port}/v1/models")
+
+
+@needs_server
+@pytest.mark.local_model
+def test_a_server_without_logprobs_answers_and_refuses_logprob_requests() -> None:
+    """start_server(logprobs=False) runs llama-cpp with logits_all=False: plain completions work, logprobs do not."""
+    with server.start_server(startup_timeout=90, logprobs=False) as handle:
+        messages = [{"role": "user", "content": "Say hello."}]
+        response = litellm.completion(model=handle.model_name, api_base=handle.base_url, api_key="unused",
+                                      messages=messages, temperature=0, max_tokens=4, timeout=60)
+        assert 1 <= response.usage.completion_tokens <= 4
+        with pytest.raises(Exception, match="logits_all"):
+            litellm.completion(model=handle.model_name, api_base=handle.base_url, api_key="unused",
+                               messages=messages, temperature=0, max_tokens=4, timeout=60, logprobs=True,
+                               top_logprobs=2, num_retries=0, max_retries=0)
