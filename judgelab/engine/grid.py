@@ -3,7 +3,8 @@
 ``arun_grid`` plans every cell with the engine's own planner (:func:`judgelab.engine.rows.plan_jobs`)
 and options (:class:`~judgelab.engine.config.RunConfig`), then runs all of them through the runner's
 single pass (:func:`judgelab.engine.runner.run_cells`): one cache, one budget over the whole grid
-(:class:`~judgelab.engine.budget.BudgetGuard`), one progress bar. A grid killed and run again asks
+(:class:`~judgelab.engine.budget.BudgetGuard`), one progress bar; a fatal error of a model (a bad key)
+stops that model's calls in every cell, the other models go on. A grid killed and run again asks
 only the requests the cache does not hold, exactly like :func:`judgelab.run`.
 """
 
@@ -133,6 +134,7 @@ async def arun_grid(
     condition_items = _conditions(items, conditions, base.condition)
     cache_obj, own_cache = open_cache(cache)
     stats, faults, budget = RunStats(), Counter[str](), BudgetGuard(max_cost_usd)
+    health: dict[str, dict[str, Any]] = {judge: {} for judge in model_map}  # a bad key stops its model once
     cells = []
     item_ids: set[Any] = set()
     for cond, item_df in condition_items.items():
@@ -144,7 +146,7 @@ async def arun_grid(
             for judge, (model_name, caller) in model_map.items():
                 cell_config = dataclasses.replace(config, judge=judge)
                 engine = engine_for(item_df, rubric, model_name, cell_config, cache_obj, caller,
-                                    budget=budget, stats=stats, faults=faults)
+                                    budget=budget, stats=stats, faults=faults, health=health[judge])
                 engine.rubric_label = label
                 cells.append((engine, jobs))
     stats.items, stats.requests = len(item_ids), sum(len(jobs) for _, jobs in cells)

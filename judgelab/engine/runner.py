@@ -148,8 +148,9 @@ class RunEstimate:
 class _Engine:
     def __init__(self, rubric: Rubric, model: str, config: RunConfig, cache: RequestCache | None,
                  caller: Any = None, *, budget: BudgetGuard | None = None, stats: RunStats | None = None,
-                 faults: Counter[str] | None = None) -> None:
-        # budget, stats and faults may be shared by the engines of one grid (one budget over the whole grid)
+                 faults: Counter[str] | None = None, health: dict[str, Any] | None = None) -> None:
+        # budget, stats and faults may be shared by the engines of one grid (one budget over the whole grid),
+        # health by the engines of one model (a bad key stops every rubric and condition of that model)
         self.rubric, self.model, self.config, self.cache = rubric, model, config, cache
         self.caller = caller  # a judge object (e.g. a RouterJudge) that makes the calls, else litellm
         self.judge = config.judge_name(model)
@@ -159,8 +160,7 @@ class _Engine:
         self.rng = random.Random(config.seed)
         self.budget = budget if budget is not None else BudgetGuard(config.max_cost_usd)
         self.policy = RetryPolicy(max_retries=config.max_retries, base_s=config.retry_base_s)
-        self.abort_reason: str | None = None
-        self.any_success = False
+        self.health: dict[str, Any] = health if health is not None else {}
         self.faults: Counter[str] = faults if faults is not None else Counter()
         if config.retry_unscored:
             self.stats.retried_unscored = 0
@@ -209,6 +209,15 @@ class _Engine:
         finally:
             if token is not None and self.cache is not None:
                 self.cache.release(key, token)  # no answer stored (a stored one already ended the claim)
+
+    @property
+    def abort_reason(self) -> str | None:
+        """Why this model's calls stopped (a fatal error, or a server never reached), else None."""
+        return self.health.get("abort_reason")
+
+    @property
+    def any_success(self) -> bool:
+        return bool(self.health.get("any_success"))
 
     def cache_hit(self, hit: dict[str, Any], key: str) -> Reply:
         self.stats.cache_hits += 1
@@ -259,9 +268,9 @@ class _Engine:
             assert err is not None
             if err.kind == "fatal" or (err.unreachable and not self.any_success):
                 where = redact(self.config.api_base) or "the provider"
-                self.abort_reason = f"model {self.model!r} at {where}: {err}"
+                self.health.setdefault("abort_reason", f"model {self.model!r} at {where}: {err}")
             return Reply(None, False, outcome.attempts, key, API_ERROR, f"{err} after {outcome.attempts} attempt(s)")
-        self.any_success = True
+        self.health["any_success"] = True
         if self.cache is not None:
             self.cache.put(key, reply.to_json(), token)
         return Reply(reply, False, outcome.attempts, key)

@@ -16,11 +16,12 @@ import judgelab
 from judgelab import judgments
 from judgelab.backends.pricing import estimate_call_cost
 from judgelab.engine.cache import RequestCache
+from judgelab.engine.runner import RunAborted
 from judgelab.errors import ConfigError
 from judgelab.rubrics import load_rubric
 from tests.reliability.helpers import CRITERIA, direct_items
 from tests.support.fault_server import direct_score_answer, tag_key
-from tests.support.openai_stub import StubServer
+from tests.support.openai_stub import StubResponse, StubServer
 
 MODELS = ["openai/stub-a", "openai/stub-b"]
 ITEMS = direct_items(3)
@@ -114,6 +115,26 @@ def test_a_grid_stopped_half_way_and_rerun_makes_only_the_missing_calls(tmp_path
     assert second_calls == total - stored == res.stats.api_calls
     assert res.stats.cache_hits == stored
     assert len(res.table) == total * len(CRITERIA) and (res.table["status"] == judgments.OK).all()
+
+
+def test_a_bad_key_stops_its_model_in_every_cell_and_the_other_model_goes_on(tmp_path):
+    def reply(body):
+        if body["model"] == "stub-a":
+            return StubResponse(status=401, body={"error": {"message": "bad key", "type": "auth"}})
+        return _answer(body)
+
+    with StubServer(reply) as srv:
+        with pytest.raises(RunAborted) as info:
+            judgelab.run_grid(ITEMS, _rubrics(), MODELS, api_base=srv.base_url, api_key="k",
+                              cache=tmp_path / "c.sqlite", concurrency=1, progress=False)
+        sent = [r["model"] for r in srv.requests]
+    assert sent.count("stub-a") == 1  # one fatal answer stops stub-a in both rubric cells
+    assert sent.count("stub-b") == 2 * len(ITEMS)
+    t = info.value.result.table
+    assert len(t) == 2 * 2 * len(ITEMS) * len(CRITERIA)  # every row is kept
+    by_judge = {judge: set(part["status"]) for judge, part in t.groupby("judge")}
+    assert by_judge == {"openai/stub-a": {judgments.API_ERROR}, "openai/stub-b": {judgments.OK}}
+    assert "authentication" in str(info.value)
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
