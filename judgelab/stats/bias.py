@@ -16,7 +16,9 @@ import pandas as pd
 from scipy import stats
 
 from judgelab.stats._inputs import Resolved, resolve
+from judgelab.stats.agreement import agreement_statistic
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Interval, Seed, bootstrap
+from judgelab.stats.errors import error_statistic
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["ZeroMethod", "positive_bias", "score_distributions"]
@@ -35,11 +37,12 @@ def _criterion_rows(
     ctx = {**context, **counts}
     rows = []
 
-    def boot(func: Any) -> Any:
-        return bootstrap(lambda idx: func(diff[idx]), n, cluster=cluster, cluster_name=cluster_name,
-                         return_distribution=False, **boot_kwargs)
+    def boot(statistic: Any) -> Any:
+        return bootstrap(statistic, n, cluster=cluster, cluster_name=cluster_name, return_distribution=False,
+                         **boot_kwargs)
 
-    mean_boot = boot(lambda d: d.mean(axis=1))
+    # on a discrete scale the mean difference resamples the table of difference values
+    mean_boot = boot(error_statistic("mean_signed_difference", diff, np.zeros(n)))
     t_p, t_note = np.nan, ""
     if n >= 2 and not np.all(diff == diff[0]):
         t_p = float(stats.ttest_1samp(diff, 0.0).pvalue)
@@ -68,10 +71,8 @@ def _criterion_rows(
     else:
         rows.append(result_row("sign_test", np.nan, n=0, method="exact binomial sign test",
                                note="all differences are zero: no test", **ctx))
-    for name, func in (("share_over_rated", lambda d: (d > 0).mean(axis=1)),
-                       ("share_under_rated", lambda d: (d < 0).mean(axis=1)),
-                       ("share_equal", lambda d: (d == 0).mean(axis=1))):
-        b = boot(func)
+    for name, mask in (("share_over_rated", diff > 0), ("share_under_rated", diff < 0), ("share_equal", diff == 0)):
+        b = boot(agreement_statistic(mask, np.ones(n, dtype=bool)))  # share of rows in mask: a two-cell table
         rows.append(result_row(name, b.estimate, n=n, method=f"share of items; CI: {b.method}", note=b.note,
                                **b.fields(), **ctx))
     return rows
