@@ -41,7 +41,8 @@ from judgelab.judgments import API_ERROR, OK, PARSE_ERROR, SKIPPED_BUDGET
 from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey, Rubric
 
 __all__ = ["REASK_TEMPLATE", "JudgeObjectError", "Reply", "RunAborted", "RunEstimate", "RunResult", "RunStats",
-           "aestimate", "arun", "engine_for", "estimate", "item_order_seed", "open_cache", "resolve_model", "run", "run_cells"]
+           "aestimate", "arun", "engine_for", "estimate", "item_order_seed", "open_cache", "resolve_model", "run",
+           "run_cells"]
 
 REASK_TEMPLATE = (
     "Your previous reply could not be used: {reason}. Reply again with only the answer, "

@@ -7,6 +7,7 @@ litellm, the openai client and HTTP is the real one); it counts the calls it rec
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 
 import litellm
@@ -22,6 +23,7 @@ from judgelab.rubrics import load_rubric
 from tests.reliability.helpers import CRITERIA, direct_items
 from tests.support.fault_server import direct_score_answer, tag_key
 from tests.support.openai_stub import StubResponse, StubServer
+from tests.support.toy_rubrics import ToyDirect
 
 MODELS = ["openai/stub-a", "openai/stub-b"]
 ITEMS = direct_items(3)
@@ -151,3 +153,33 @@ def test_bad_grid_arguments_are_one_config_error_sentence(kwargs, match):
         assert srv.count == 0
     assert "\n" not in str(err.value)
 
+
+
+class _ToyDirectTerse(ToyDirect):
+    """ToyDirect with another wording: a second variant with its own name and fingerprint."""
+
+    name = "toy_direct_terse"
+
+    def requests(self, item, *, swapped=False):
+        [request] = super().requests(item, swapped=swapped)
+        messages = [{"role": "user", "content": f"Score 1-5 as JSON {{\"score\": n}}: {item['answer']}"}]
+        return [dataclasses.replace(request, messages=messages)]
+
+    def fingerprint(self) -> str:
+        return "toy_direct_terse-1"
+
+
+@pytest.mark.local_model
+def test_the_embedded_judge_runs_a_two_variant_grid(tmp_path):
+    items = [{"item_id": f"e{i}", "answer": f"Paris is the capital of France ({i})."} for i in range(2)]
+    res = judgelab.run_grid(items, {"toy": ToyDirect(), "terse": _ToyDirectTerse()}, ["local/smollm2"],
+                            max_tokens=8, max_reasks=0, concurrency=1, cache=tmp_path / "c.sqlite", progress=False,
+                            return_stats=True)
+    t = judgments.validate(res.table)
+    assert len(t) == 4 and res.stats.api_calls == 4
+    assert t.groupby("rubric")["item_id"].apply(list).to_dict() == {"terse": ["e0", "e1"], "toy": ["e0", "e1"]}
+    assert set(t["rubric_version"]) == {"1"} and set(t["judge"]) == {"local/smollm2"}
+    assert t["call_id"].nunique() == 4  # the two variants are distinct requests
+    # scored or not (a plumbing judge), every row says what happened
+    assert t["status"].isin(judgments.STATUSES).all()
+    assert t.loc[t["status"] != judgments.OK, "unscored_reason"].notna().all()
