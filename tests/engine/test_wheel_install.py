@@ -82,8 +82,8 @@ def test_installed_demo_judges_its_items(installed: tuple[Path, dict[str, str]],
     venv, env = installed
     proc = _sh(str(venv / "bin" / "judgelab"), "demo", "--out", str(tmp_path / "demo"), cwd=tmp_path, env=env)
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
-    from judgelab.rubrics import example_items
+    from judgelab.studies.demo import demo_items  # the demo's items ship in the package (studies/demo_data)
 
-    n_items = len(example_items("direct_score"))
+    n_items = len(demo_items())
     assert n_items > 0 and summary["items"] == n_items and summary["judgments"] >= n_items
     assert (tmp_path / "demo" / "judgments.parquet").exists()

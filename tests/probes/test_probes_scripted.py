@@ -349,8 +349,10 @@ def test_repeats_probe_separates_a_noisy_judge_from_a_stable_one(tmp_path):
     assert noisy.metric("items_with_disagreeing_repeats")["estimate"] > 0.5
     assert noisy.metric("ICC1")["estimate"] < 0.9
     assert stable.metric("mean_within_item_sd")["estimate"] == 0.0
-    icc1 = stable.metric("ICC1")  # identical repeats: no within-item variance, ICC undefined (said so)
-    assert math.isnan(icc1["estimate"]) and "no within-item variation" in icc1["note"]
+    # identical repeats: no within-item error, so all variance is between items and ICC(1,1) is 1 (pingouin
+    # defines it there too); its interval is not computed (F is infinite), which the note says
+    icc1 = stable.metric("ICC1")
+    assert icc1["estimate"] == pytest.approx(1.0), icc1
     assert stable.metric("krippendorff_alpha_interval")["estimate"] == pytest.approx(1.0)
     assert stable.metric("n_system_fingerprints")["estimate"] == 1.0
 

@@ -139,6 +139,7 @@ WRITER = textwrap.dedent("""
     import importlib.util, sys
     spec = importlib.util.spec_from_file_location("judgelab_cache", sys.argv[4])
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up there
     spec.loader.exec_module(mod)
     cache = mod.RequestCache(sys.argv[1])
     tag, n = sys.argv[2], int(sys.argv[3])

@@ -14,7 +14,10 @@ REPO = Path(__file__).resolve().parents[2]
 FIGURES = ("summeval_meta_forest", "summeval_meta_by_criterion", "summeval_mae_vs_rho", "summeval_metric_vs_size",
            "paper_vs_summeval", "paper_metric_vs_size", "summeval_score_distributions_fig", "summeval_positive_bias_fig",
            "summeval_model_agreement_fig", "quickstart_coherence", "llmbar_accuracy_fig", "llmbar_length_fig",
-           "openqa_agreement_fig", "openqa_errors_fig")
+           "openqa_agreement_fig", "openqa_errors_fig", "variants_prompt_styles_fig",
+           "variants_prompt_styles_by_criterion", "corrected_coverage_fig", "corrected_one_draw_summeval",
+           "corrected_one_draw_openqa", "corrected_one_draw_llmbar", "corrected_label_budget_summeval",
+           "corrected_label_budget_openqa", "corrected_cascade_fig")
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +86,7 @@ def test_unknown_group_and_too_few_resamples_fail_clearly(tmp_path: Path) -> Non
         reproduce(tmp_path, groups=("nope",))
     with pytest.raises(ValueError, match="at least 100"):
         reproduce(tmp_path, n_resamples=10)
-    assert set(GROUPS) == {"summeval", "llmbar", "openqa"}
+    assert set(GROUPS) == {"summeval", "llmbar", "openqa", "variants", "corrected"}
 
 
 def test_cli_reproduce_prints_one_json_line(data_dir: Path, tmp_path: Path) -> None:
