@@ -209,10 +209,14 @@ def _collect(jobs: list[Job], rubric: Rubric, state: dict[str, Any], index: dict
                 reason += f" (batch {state['status']})"
             rows += unscored_rows(base, request, API_ERROR, reason, detail)
             continue
-        text = (choices[0].get("message") or {}).get("content") or ""
-        base["raw_output"] = text
+        message = choices[0].get("message") or {}
+        text = message.get("content") or ""
+        # a reasoning model's thinking, where OpenAI-compatible servers put it: stored, never parsed
+        reasoning = message.get("reasoning_content") or message.get("reasoning") or None
+        details = (body.get("usage") or {}).get("completion_tokens_details") or {}
+        base |= {"raw_output": text, "reasoning": reasoning, "reasoning_tokens": details.get("reasoning_tokens")}
         try:
-            parsed = read_reply(rubric, text, request, choices[0].get("finish_reason"))
+            parsed = read_reply(rubric, text, request, choices[0].get("finish_reason"), reasoning=reasoning)
         except ParseFailure as failure:
             rows += unscored_rows(base, request, failure.status, failure.reason, detail)
             continue

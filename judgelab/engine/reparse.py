@@ -22,7 +22,7 @@ class ReparseError(JudgelabError, ValueError):
 
 _CALL_FIELDS = ("run_id", "item_id", "rubric", "rubric_version", "judge", "condition", "repeat", "temperature",
                 "seed", "prompt_hash", "call_id", "raw_output", "input_tokens", "output_tokens", "cost_usd",
-                "latency_s", "cached", "attempts", "system_fingerprint", "created_at")
+                "latency_s", "cached", "attempts", "system_fingerprint", "created_at", "reasoning", "reasoning_tokens")
 
 
 def _request_for(group: pd.DataFrame, rubric: Rubric, items: dict[str, dict[str, Any]] | None) -> JudgeRequest:

@@ -22,8 +22,10 @@ from tests.support.openai_stub import completion_body
 
 
 class BatchStandIn(LoopbackServer):
-    def __init__(self, reply: Callable[[dict[str, Any]], str | None], polls_until_done: int = 1) -> None:
+    def __init__(self, reply: Callable[[dict[str, Any]], str | None], polls_until_done: int = 1,
+                 decorate: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.reply, self.polls_until_done = reply, polls_until_done
+        self.decorate = decorate  # may change each completion body in place (e.g. add reasoning fields)
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.polls: dict[str, int] = {}
@@ -113,9 +115,11 @@ class BatchStandIn(LoopbackServer):
                 err.append({"id": f"req-{n}", "custom_id": req["custom_id"], "response": None,
                             "error": {"code": "server_error", "message": "stand-in refused this request"}})
             else:
+                body = completion_body(text, req["body"]["model"])
+                if self.decorate is not None:
+                    self.decorate(body)
                 out.append({"id": f"req-{n}", "custom_id": req["custom_id"], "error": None,
-                            "response": {"status_code": 200, "request_id": f"r{n}",
-                                         "body": completion_body(text, req["body"]["model"])}})
+                            "response": {"status_code": 200, "request_id": f"r{n}", "body": body}})
         state: dict[str, Any] = {"status": "completed", "request_counts": {"total": len(lines), "completed": len(out),
                                                                            "failed": len(err)}}
         for kind, records in (("output_file_id", out), ("error_file_id", err)):

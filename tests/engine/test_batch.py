@@ -9,6 +9,7 @@ import json
 import litellm
 import pytest
 
+import judgelab
 from judgelab import judgments
 from judgelab.engine.batch import BatchStateError, batch_run
 from tests.engine.batch_standin import BatchStandIn
@@ -83,3 +84,28 @@ def test_batch_plans_requests_like_run_with_order_and_condition(tmp_path):
         assert row["condition"] == ("terse+swapped" if swapped else "terse")
         assert row["winner"] == ("B" if swapped else "A")  # "A" as shown, written in the original labels
     assert 0 < sum(item_order_seed(7, i) for i in t.index) < 12  # both orders occur
+
+
+def test_batch_rows_keep_a_reasoning_models_thinking_and_its_tokens(tmp_path):
+    """A reasoning model's batch output: the thinking is stored (never parsed), its tokens recorded; a reply
+    cut at max_tokens after thinking is the 'thinking only' unscored reason, as in run()."""
+
+    def reply(body):
+        return "" if "answer 2" in body["messages"][-1]["content"] else '{"score": 4}'
+
+    def decorate(body):
+        message, choice = body["choices"][0]["message"], body["choices"][0]
+        message["reasoning_content"] = "Let me weigh the answer: the score 1 would be too harsh."
+        body["usage"]["completion_tokens_details"] = {"reasoning_tokens": 7}
+        if not message["content"]:
+            choice["finish_reason"] = "length"
+
+    with BatchStandIn(reply, decorate=decorate) as standin:
+        res = batch_run(ITEMS[:3], ToyDirect(), "openai/batch-judge", state_path=tmp_path / "s.json",
+                        api_base=standin.base_url, api_key="sk-test", poll_interval=0.01)
+    t = res.table.set_index("item_id")
+    assert (t.loc[["i0", "i1"], "score"] == 4).all()  # "score 1" in the thinking is never read
+    assert t["reasoning"].str.startswith("Let me weigh").all() and (t["reasoning_tokens"] == 7).all()
+    assert t.loc["i2", "status"] == "parse_error" and t.loc["i2", "unscored_reason"].startswith("thinking only")
+    again = judgelab.reparse(res.table, ToyDirect(), items=ITEMS[:3]).set_index("item_id")  # reparse keeps them
+    assert again["reasoning"].equals(t["reasoning"]) and again["reasoning_tokens"].equals(t["reasoning_tokens"])
