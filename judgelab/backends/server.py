@@ -1,6 +1,7 @@
 """Launch llama.cpp's OpenAI-compatible HTTP server on the embedded SmolLM2 judge (the HTTP path).
 
-``start_server()`` runs ``python -m llama_cpp.server`` as a child process on a loopback port, waits until
+``start_server()`` runs llama-cpp-python's server (through :mod:`judgelab.backends.llama_server`, which lets
+it take OpenAI's ``json_schema`` response format) as a child process on a loopback port, waits until
 ``GET /v1/models`` answers, and returns a handle whose ``model_name``/``base_url`` go straight into litellm:
 
     with start_server() as server:
@@ -169,7 +170,7 @@ def start_server(port: int | None = None, host: str = "127.0.0.1", n_ctx: int = 
     except ImportError as exc:
         raise LocalModelUnavailable(f"llama-cpp-python's server extra is not installed; {INSTALL_HINT}") from exc
     port = _free_port(host) if port is None else port
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", alias,
+    command = [sys.executable, "-m", "judgelab.backends.llama_server", "--model", str(model), "--model_alias", alias,
                "--host", host, "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads),
                "--n_threads_batch", str(n_threads), "--logits_all", str(bool(logprobs)), *extra_args]
     log_fd, log_name = tempfile.mkstemp(prefix="judgelab-llama-server-", suffix=".log")

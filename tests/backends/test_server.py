@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -60,6 +61,17 @@ def test_http_round_trip_through_litellm_then_the_server_is_gone() -> None:
         assert response.choices[0].message.content.strip()
         assert 1 <= response.usage.completion_tokens <= 8
         assert litellm.completion_cost(completion_response=response) == 0.0
+        # OpenAI's json_schema response format (what rubrics send) is served, not answered 500: judgelab serve
+        # translates it to llama-cpp's json_object + schema, whose grammar makes the reply match the schema
+        schema = {"type": "object", "properties": {"score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
+                  "required": ["score"], "additionalProperties": False}
+        structured = litellm.completion(
+            model=handle.model_name, api_base=handle.base_url, api_key="unused", num_retries=0,
+            messages=[{"role": "user", "content": "Rate this greeting from 1 to 5: 'Hello!'"}], temperature=0,
+            max_tokens=16, timeout=60,
+            response_format={"type": "json_schema", "json_schema": {"name": "rating", "schema": schema}},
+        )
+        assert json.loads(structured.choices[0].message.content)["score"] in {1, 2, 3, 4, 5}
     assert handle.process.poll() is not None  # the child process has exited
     with socket.socket() as probe:  # and nothing listens on its port any more
         assert probe.connect_ex(("127.0.0.1", handle.port)) != 0
