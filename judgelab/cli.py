@@ -337,7 +337,8 @@ def reproduce(
     n_resamples: int = typer.Option(1000, min=100, help="Bootstrap resamples per interval (1000 keeps a full "
                                     "reproduce to minutes; the library default is judgelab.stats.DEFAULT_RESAMPLES)."),
     seed: int = typer.Option(0, help="Seed of every resampling."),
-    group: list[str] = typer.Option([], help="Only these groups (summeval, llmbar, openqa); default all."),
+    group: list[str] = typer.Option([], help="Only these groups (summeval, llmbar, openqa, variants, corrected); "
+                                    "default all."),
 ) -> None:
     """Regenerate every figure and table the notebooks show, from data; print ONE JSON summary line."""
     from judgelab.studies.reproduce import reproduce as run_reproduce
