@@ -148,11 +148,13 @@ def llmbar_artifacts(settings: Settings) -> list[Artifact]:
     return [
         Artifact("llmbar_accuracy", nb, "pairwise_accuracy per split x judge x strategy.", src, table=accuracy),
         Artifact("llmbar_accuracy_fig", nb, f"{base} {acc_ci}.", src,
-                 figure=plots.plot_pairwise_accuracy_grid(accuracy, caption_text=f"{base} {acc_ci}."),
+                 figure=plots.plot_pairwise_accuracy_grid(accuracy, row="judge", y="split", hue="strategy",
+                                                          caption_text=f"{base} {acc_ci}."),
                  tables=["llmbar_accuracy"]),
         Artifact("llmbar_length", nb, "Length GLM per judge x strategy and for the gold labels.", src, table=length),
         Artifact("llmbar_length_fig", nb, f"{base} Logistic GLM, Wald 95% CIs, cluster-robust by item.", src,
-                 figure=plots.plot_length_effect(length, caption_text=f"{base} 5 LLMBar splits pooled; logistic GLM "
+                 figure=plots.plot_length_effect(length, by=("judge", "strategy"),
+                                                 caption_text=f"{base} 5 LLMBar splits pooled; logistic GLM "
                                                  "of choosing output 1 on the word-count difference; Wald 95% CIs, "
                                                  "cluster-robust by item (judges).").figure, tables=["llmbar_length"]),
     ]
