@@ -107,8 +107,9 @@ def run_demo(out: str | Path, *, model: str = DEMO_MODEL, cache: bool | str | Pa
     echo(f"   A for-loop stops here: the judge chose A in {picked_a} of {len(verdicts)} scored verdicts and was right "
          f"in {right} of {len(items)}. That looks like a mediocre judge; it does not say why.\n")
 
+    reuse = "; the first order comes from the cache" if cache is not False else " (no cache: both orders are asked)"
     echo("2. The position probe: the same questions with the two answers swapped. A judge that reads the answers "
-         "follows the right one to the other side; the first order comes from the cache.")
+         f"follows the right one to the other side{reuse}.")
     probed = position(items, rubric, model, cache=cache, progress=progress, **run_options)
     probe = position.analyze(judgments.make_table(pd.concat([probed.table, gold_rows(items)], ignore_index=True)))
     probe.meta.update(model=model, rubric=rubric.name)
