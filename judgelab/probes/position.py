@@ -39,7 +39,7 @@ from judgelab.engine.runner import item_order_seed
 from judgelab.errors import ConfigError
 from judgelab.judgments import is_scored
 from judgelab.probes.experiment import POINTS, proportion_row, resolve_rubric, run_once
-from judgelab.probes.result import ProbeResult, from_stats_frame, plot_estimates, summary_frame
+from judgelab.probes.result import ProbeResult, plot_estimates, stats_rows, summary_frame
 from judgelab.rubrics import combine_swapped_passes
 from judgelab.rubrics.base import Rubric
 from judgelab.stats import DEFAULT_RESAMPLES, bootstrap_ci, flip_rate
@@ -184,10 +184,11 @@ def consistency_rows(pairs: pd.DataFrame, unscored: Unscored, *, note: str | Non
     n = len(wo)
     consistent = int((wo == ws).sum())
     reversals = int((((wo == "A") & (ws == "B")) | ((wo == "B") & (ws == "A"))).sum())
-    flips = flip_rate(wo.astype(object).to_numpy(), ws.astype(object).to_numpy())
+    flips = stats_rows(lambda: flip_rate(wo.astype(object).to_numpy(), ws.astype(object).to_numpy()),
+                       ["flip_rate"], policy=policy, note=note)
     return [
         proportion_row("consistency_rate", consistent, n, policy=policy, note=note),
-        *from_stats_frame(flips, policy=policy, note=note),
+        *flips,
         proportion_row("reversal_rate", reversals, n, policy=policy, note=note),
     ]
 

@@ -18,7 +18,7 @@ from scipy import stats as sps
 
 from judgelab.errors import ConfigError
 from judgelab.probes.experiment import proportion_row, resolve_rubric, run_once, verdict_values
-from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame
+from judgelab.probes.result import ProbeResult, stats_rows, summary_frame
 from judgelab.rubrics.base import Rubric
 from judgelab.stats import DEFAULT_RESAMPLES, bootstrap_ci, icc, krippendorff_alpha
 from judgelab.stats.tidy import result_row
@@ -74,12 +74,11 @@ def analyze(table: pd.DataFrame, *, criterion: str = "overall", judge: str | Non
     note = f"{unscored} unscored sample(s) excluded" if unscored else ""
     scored = long.dropna(subset=["value"])
     rows: list[dict[str, Any]] = []
-    icc_frame = icc(data=scored, item="item_id", rater="repeat", value="value")
-    rows += from_stats_frame(icc_frame[icc_frame["metric"].isin(ICC_FORMS)], policy="items missing a repeat dropped",
-                             note=note)
-    alpha = krippendorff_alpha(data=scored, item="item_id", rater="repeat", value="value", level="interval",
-                               n_resamples=n_resamples, seed=seed)
-    rows += from_stats_frame(alpha, policy=policy, note=note)
+    rows += stats_rows(lambda: icc(data=scored, item="item_id", rater="repeat", value="value"), ICC_FORMS,
+                       policy="items missing a repeat dropped", note=note)
+    rows += stats_rows(lambda: krippendorff_alpha(data=scored, item="item_id", rater="repeat", value="value",
+                                                  level="interval", n_resamples=n_resamples, seed=seed),
+                       ["krippendorff_alpha_interval"], policy=policy, note=note)
     per_item = scored.groupby("item_id")["value"].agg(["std", "nunique", "count"])
     per_item = per_item[per_item["count"] >= 2]
     if len(per_item):

@@ -11,16 +11,17 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from judgelab.stats import EmptyInputError
 from judgelab.stats.tidy import BASE_COLUMNS, join_notes, result_row, tidy_frame
 
-__all__ = ["SUMMARY_COLUMNS", "ProbeResult", "from_stats_frame", "plot_estimates", "summary_frame"]
+__all__ = ["SUMMARY_COLUMNS", "ProbeResult", "from_stats_frame", "plot_estimates", "stats_rows", "summary_frame"]
 
 PROBE_CONTEXT: dict[str, str] = {"condition": "", "policy": ""}  # the columns a probe adds, and their default
 SUMMARY_COLUMNS: tuple[str, ...] = (*BASE_COLUMNS, *PROBE_CONTEXT, "note")
@@ -34,6 +35,19 @@ def from_stats_frame(frame: pd.DataFrame, *, metric: str | None = None, conditio
                        p_value=rec.get("p_value", math.nan), note=join_notes(str(rec.get("note") or ""), note),
                        condition=condition, policy=policy)
             for rec in frame.to_dict(orient="records")]
+
+
+def stats_rows(compute: Callable[[], pd.DataFrame], metrics: Sequence[str], *, condition: str = "",
+               policy: str = "", note: str = "") -> list[dict[str, Any]]:
+    """The ``metrics`` rows of the stats frame ``compute()`` returns, as probe summary rows; when the statistic
+    has no scored data to work on (a live judge whose every answer was unscored), one row per metric with
+    NaN, n = 0 and a note saying so, instead of an error that would lose the probe's table."""
+    try:
+        frame = compute()
+    except EmptyInputError as err:
+        return [result_row(m, math.nan, n=0, method="not computed", condition=condition, policy=policy,
+                           note=join_notes(f"no scored data: {err}", note)) for m in metrics]
+    return from_stats_frame(frame[frame["metric"].isin(list(metrics))], condition=condition, policy=policy, note=note)
 
 
 def summary_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:

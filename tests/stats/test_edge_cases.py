@@ -168,17 +168,24 @@ def test_compare_judges_kappa_equals_cohen_kappa_of_each_pair() -> None:
     assert pooled_linear != pytest.approx(cohen_kappa_score(a, gold, weights="linear"))  # the case is a real one
 
 
+# VmHWM (this process's own peak RSS), not getrusage's ru_maxrss: Linux carries ru_maxrss across fork + exec,
+# so a child of a large pytest process would report the parent's peak
 _MEMORY_CHILD = """
-import resource, sys
+import re, sys
 import numpy as np
 from judgelab.stats import krippendorff_alpha
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+def peak_bytes():
+    with open("/proc/self/status") as f:
+        return int(re.search(r"VmHWM:\\s+(\\d+) kB", f.read()).group(1)) * 1024
+
+before = peak_bytes()
 rng = np.random.default_rng(0)
 truth = rng.normal(size=400)
 ratings = np.round(truth[:, None] + rng.normal(0, 0.3, (400, 3)), 3)
 out = krippendorff_alpha(ratings, level="ordinal", layout="items x raters").iloc[0]  # default resamples
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(len(np.unique(ratings)), before * 1024, after * 1024, out["n_resamples"], out["estimate"], out["ci_low"],
+after = peak_bytes()
+print(len(np.unique(ratings)), before, after, out["n_resamples"], out["estimate"], out["ci_low"],
       out["ci_high"])
 """
 
