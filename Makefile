@@ -41,7 +41,7 @@ demo: install
 	$(BIN)/judgelab demo --out runs/demo
 
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=25
 
 test-fast: install
 	$(BIN)/python -m pytest -q -m "not local_model and not slow"
