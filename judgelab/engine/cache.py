@@ -86,6 +86,13 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+_OPEN_TIMEOUT_S = 30.0  # how long opening waits for another process that holds the file locked
+
+
+class _Locked(Exception):
+    """Opening the cache met a lock held by another process (retried by RequestCache.__init__)."""
+
+
 class RequestCache:
     """A process- and thread-safe key -> JSON response store."""
 
@@ -93,6 +100,22 @@ class RequestCache:
         self.path = Path(path) if path is not None else default_cache_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        # Switching a new file to WAL needs an exclusive lock, and SQLite may answer "database is locked" at
+        # once, without its busy handler, while another process is opening the same new file: retry that.
+        deadline = time.monotonic() + _OPEN_TIMEOUT_S
+        delay = 0.02
+        while True:
+            try:
+                self._conn = self._open()
+                return
+            except _Locked as locked:
+                if time.monotonic() + delay > deadline:
+                    raise CacheError(f"cannot use the request cache {self.path}: {locked}; another process kept it "
+                                     f"locked for {_OPEN_TIMEOUT_S:.0f} s") from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
+
+    def _open(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = None
         try:
             conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
@@ -111,10 +134,12 @@ class RequestCache:
         except sqlite3.Error as exc:  # a corrupt or foreign file, a folder, no permission: one clear sentence
             if conn is not None:
                 conn.close()
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise _Locked(str(exc)) from None
             raise CacheError(
                 f"cannot use the request cache {self.path}: {exc}; move it away or choose another cache file"
             ) from None
-        self._conn = conn
+        return conn
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:
