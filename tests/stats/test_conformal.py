@@ -9,23 +9,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgelab.judgments import make_table
 from judgelab.stats import CorrectionError, conformal_interval
 from judgelab.stats.conformal import conformal_quantile, snap_to_labels
+from tests.stats.judged_tables import judge_and_human
 
 
 def _table(seed: int, n: int = 400, n_gold: int = 400) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     gold = rng.integers(1, 6, n).astype(float)
     judge = np.clip(np.round(gold + rng.normal(0.3, 0.9, n)), 1, 5)
-    rows = []
-    for i in range(n):
-        base = {"run_id": "t", "item_id": f"i{i}", "rubric": "r", "criterion": "overall", "condition": "original",
-                "repeat": 0}
-        rows.append({**base, "judge": "judge", "status": "ok", "score": judge[i]})
-        if i < n_gold:
-            rows.append({**base, "judge": "human", "status": "ok", "score": gold[i]})
-    return make_table(rows)
+    return judge_and_human(judge, gold, n_gold)
 
 
 def test_quantile_equals_mapie_split_conformal() -> None:

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from scipy import special
 
-from judgelab.judgments import make_table
 from judgelab.stats import CorrectionError, corrected_mean, label_budget, projected_width
+from tests.stats.judged_tables import judge_and_human
 
 
 def _pilot(seed: int = 0, n_items: int = 3000, n_gold: int = 100, binary: bool = False) -> pd.DataFrame:
@@ -22,14 +22,7 @@ def _pilot(seed: int = 0, n_items: int = 3000, n_gold: int = 100, binary: bool =
     else:
         truth = rng.normal(3, 1, n_items)
         judged = truth + rng.normal(0.2, 0.5, n_items)
-    rows = []
-    for i in range(n_items):
-        base = {"run_id": "t", "item_id": f"i{i}", "rubric": "r", "criterion": "overall", "condition": "original",
-                "repeat": 0}
-        rows.append({**base, "judge": "judge", "status": "ok", "score": judged[i]})
-        if i < n_gold:
-            rows.append({**base, "judge": "human", "status": "ok", "score": truth[i]})
-    return make_table(rows)
+    return judge_and_human(judged, truth, n_gold)
 
 
 def test_classical_budget_is_the_textbook_formula() -> None:
