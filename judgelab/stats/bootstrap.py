@@ -22,18 +22,25 @@ resample then costs O(K L), not O(n). The table path is used when the grid has a
 :data:`TABLE_MAX_CELLS` cells and at most half as many cells as rows (:func:`table_statistic`); continuous data
 (many distinct values) keep the index path. Two-stage clustered resampling
 (``"clusters_then_rows"``) draws rows within clusters, so it keeps index matrices, but a table
-statistic still evaluates each resample from its bincounted table.
+statistic still evaluates each resample from its bincounted table. Table resamples are drawn in
+blocks of fixed size, each from its own generator seeded in order from the caller's, on a thread pool
+(``JUDGELAB_STATS_THREADS``, default the usable CPUs, at most 8; numpy's draws release the GIL): a
+seed gives the same intervals whatever the number of threads.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from scipy import special, stats
+from threadpoolctl import ThreadpoolController
 
 from judgelab.stats._inputs import StatsInputError, resolve
 from judgelab.stats.contingency import kendall_from_table, spearman_from_table
@@ -340,39 +347,103 @@ class _Ragged:
         return out
 
 
-def _table_batches(
+# resamples per block on the table path: at most 1,000 and ~250,000 random values (2 MB of indices, cache-sized).
+# Fixed by the data, never by the machine, so a seed gives the same draws on any machine.
+_TABLE_BLOCK, _BLOCK_ELEMENTS = 1000, 250_000
+
+
+def _stats_threads() -> int:
+    """Threads for the table path: JUDGELAB_STATS_THREADS, else the usable CPUs (at most 8)."""
+    configured = os.environ.get("JUDGELAB_STATS_THREADS", "").strip()
+    if configured:
+        try:
+            return max(1, int(configured))
+        except ValueError:
+            raise StatsInputError(f"JUDGELAB_STATS_THREADS must be a whole number, got {configured!r}") from None
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return min(8, usable)
+
+
+def _table_distribution(
     statistic: TableStatistic, clusters: _Clusters | None, n_resamples: int, rng: np.random.Generator
-) -> Iterator[np.ndarray]:
-    """Yield, per chunk, resampled cell counts (batch, n_cells): multinomial over the table's occupied
-    cells (i.i.d.), or per-cluster tables weighted by how often each cluster is drawn (whole clusters)."""
+) -> np.ndarray:
+    """The statistic on ``n_resamples`` resampled tables, drawn in fixed blocks of resamples.
+
+    Each block has its own generator, seeded from ``rng`` in block order, and blocks run on a thread
+    pool (numpy's random draws and matrix products release the GIL), so the result depends on the seed
+    only -- not on the number of threads.
+    """
+    draw, width = _table_drawer(statistic, clusters)
+    block = max(1, min(_TABLE_BLOCK, _BLOCK_ELEMENTS // max(width, 1)))
+    sizes = [min(block, n_resamples - start) for start in range(0, n_resamples, block)]
+    seeds = rng.integers(0, 2**63 - 1, size=len(sizes))
+
+    def one(i: int) -> np.ndarray:
+        counts = draw(np.random.default_rng(int(seeds[i])), sizes[i])
+        return np.asarray(statistic.func(counts), dtype="float64")
+
+    threads = min(_stats_threads(), len(sizes))
+    # one BLAS thread per block: the products are small, and BLAS's own threads would compete with the
+    # pool's (and with anything else running: spinning BLAS threads make a loaded machine far slower)
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        if threads <= 1:
+            return np.concatenate([one(i) for i in range(len(sizes))])
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            return np.concatenate(list(pool.map(one, range(len(sizes)))))
+
+
+@lru_cache(maxsize=1)
+def _blas_controller() -> ThreadpoolController:
+    return ThreadpoolController()
+
+
+def _table_drawer(
+    statistic: TableStatistic, clusters: _Clusters | None
+) -> tuple[Callable[[np.random.Generator, int], np.ndarray], int]:
+    """A function (generator, batch) -> resampled cell counts (batch, n_cells), and the random values per
+    resample it draws: multinomial over the table's occupied cells (i.i.d.), or per-cluster tables
+    weighted by how often each cluster is drawn (whole clusters)."""
+    n_cells = statistic.n_cells
     if clusters is None:
         full = statistic.table()
         occupied = np.flatnonzero(full)
         n = int(full.sum())
-        step = max(1, _CHUNK_ELEMENTS // max(statistic.n_cells, 1))
-        for start in range(0, n_resamples, step):
-            batch = min(step, n_resamples - start)
-            counts = np.zeros((batch, statistic.n_cells))
-            counts[:, occupied] = rng.multinomial(n, full[occupied] / n, size=batch)
-            yield counts
-        return
+        shares = full[occupied] / n
+
+        def iid(gen: np.random.Generator, batch: int) -> np.ndarray:
+            counts = np.zeros((batch, n_cells))
+            counts[:, occupied] = gen.multinomial(n, shares, size=batch)
+            return counts
+
+        return iid, max(len(occupied), 1)
     per_cluster = _cluster_tables(statistic, clusters)
     n_clusters = len(clusters.sizes)
+    # Weights and per-cluster counts are whole numbers: their products summed in float32 are exact while
+    # every total stays below 2**24 (a resample has at most n_clusters x the largest cluster count in a
+    # cell), and float32 products are about twice as fast.
+    exact32 = n_clusters * float(per_cluster.max(initial=0.0)) < 2**24
+    dtype = np.float32 if exact32 else np.float64
     # clusters with identical tables are interchangeable: when they are few kinds, draw how often each
     # kind is drawn (multinomial over kinds, probability = share of clusters) -- the same distribution.
     # A binomial costs about as much as drawing and counting 10 cluster indices, hence the factor.
     kinds, kind_counts = np.unique(per_cluster, axis=0, return_counts=True)
-    by_kind = 10 * len(kinds) <= n_clusters
-    step = max(1, _CHUNK_ELEMENTS // max(n_clusters, statistic.n_cells))
-    for start in range(0, n_resamples, step):
-        batch = min(step, n_resamples - start)
-        if by_kind:
-            yield rng.multinomial(n_clusters, kind_counts / n_clusters, size=batch).astype(float) @ kinds
-            continue
-        chosen = rng.integers(0, n_clusters, size=(batch, n_clusters))
-        chosen += (np.arange(batch, dtype=np.int64) * n_clusters)[:, None]
+    if 10 * len(kinds) <= n_clusters:
+        kinds_t, shares = kinds.astype(dtype), kind_counts / n_clusters
+
+        def by_kind(gen: np.random.Generator, batch: int) -> np.ndarray:
+            return (gen.multinomial(n_clusters, shares, size=batch).astype(dtype) @ kinds_t).astype(float)
+
+        return by_kind, len(kinds)
+    tables = per_cluster.astype(dtype)
+    index_type = np.uint16 if n_clusters <= np.iinfo(np.uint16).max + 1 else np.int64
+
+    def whole_clusters(gen: np.random.Generator, batch: int) -> np.ndarray:
+        chosen = gen.integers(0, n_clusters, size=(batch, n_clusters), dtype=index_type).astype(np.intp)
+        chosen += (np.arange(batch, dtype=np.intp) * n_clusters)[:, None]
         weights = np.bincount(chosen.ravel(), minlength=batch * n_clusters).reshape(batch, n_clusters)
-        yield weights.astype(float) @ per_cluster
+        return (weights.astype(dtype) @ tables).astype(float)
+
+    return whole_clusters, n_clusters
 
 
 def _cluster_tables(statistic: TableStatistic, clusters: _Clusters) -> np.ndarray:
@@ -477,9 +548,7 @@ def bootstrap(
                                distribution=np.empty(0), note=f"no interval: {why}", **common)  # type: ignore[arg-type]
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     if _uses_tables(statistic, clusters, cluster_resampling):
-        table_stat: Any = statistic
-        parts = [np.asarray(table_stat.func(b), dtype="float64")
-                 for b in _table_batches(table_stat, clusters, n_resamples, rng)]
+        parts = [_table_distribution(statistic, clusters, n_resamples, rng)]  # type: ignore[arg-type]
     elif clusters is None:
         parts = [_evaluate(statistic, b) for b in _iid_batches(n, n_resamples, rng)]
     else:

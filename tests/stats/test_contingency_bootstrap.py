@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
-from judgelab.stats import cohen_kappa, compare_judges, correlation, mae, percent_agreement
+from judgelab.stats import StatsInputError, cohen_kappa, compare_judges, correlation, mae, percent_agreement
 from judgelab.stats.agreement import agreement_statistic, kappa_statistic, label_codes
 from judgelab.stats.bootstrap import (
     TableStatistic,
@@ -225,3 +225,46 @@ def test_public_functions_route_through_tables_with_unchanged_results() -> None:
     assert np.isclose(mae(x, y, n_resamples=300)["estimate"].iloc[0], np.mean(np.abs(x - y)), rtol=1e-12)
     out = percent_agreement(x.astype(int), y.astype(int), n_resamples=300)
     assert np.isclose(out["estimate"].iloc[0], np.mean(x == y)) and out["ci_low"].iloc[0] < out["ci_high"].iloc[0]
+
+
+@pytest.mark.parametrize("clustered", [False, True])
+def test_table_draws_depend_on_the_seed_only_not_on_the_thread_count(clustered: bool, monkeypatch) -> None:
+    rng, n_clusters, size = np.random.default_rng(11), 300, 5
+    x = rng.integers(1, 6, n_clusters * size).astype(float)
+    y = np.clip(x + rng.integers(-1, 2, len(x)), 1, 5)
+    labels = np.repeat(np.arange(n_clusters), size) if clustered else None
+    stat = kappa_statistic(x.astype(int) - 1, y.astype(int) - 1, 5, "linear")
+    assert isinstance(stat, TableStatistic)
+    runs = {}
+    for threads in ("1", "2", "3"):
+        monkeypatch.setenv("JUDGELAB_STATS_THREADS", threads)
+        # 3,500 resamples: four blocks, the last one short, shared unevenly among the threads
+        runs[threads] = bootstrap(stat, len(x), cluster=labels, cluster_resampling="clusters", n_resamples=3500,
+                                  seed=3).distribution
+    assert len(runs["1"]) == 3500 and np.unique(runs["1"]).size > 100
+    assert np.array_equal(runs["1"], runs["2"]) and np.array_equal(runs["1"], runs["3"])
+    monkeypatch.setenv("JUDGELAB_STATS_THREADS", "many")
+    with pytest.raises(StatsInputError, match="JUDGELAB_STATS_THREADS must be a whole number"):
+        bootstrap(stat, len(x), n_resamples=10, seed=3)
+
+
+def test_clustered_table_draws_are_exact_whole_numbers() -> None:
+    """Resampled tables come from a float32 product of cluster weights and per-cluster counts: exact while
+    every total stays below 2**24. Checked against the same draws summed in integers."""
+    from judgelab.stats.bootstrap import _cluster_tables, _Clusters, _table_drawer
+
+    rng, n_clusters = np.random.default_rng(12), 400
+    sizes = rng.integers(1, 40, n_clusters)  # unequal clusters, up to 39 rows each
+    labels = np.repeat(np.arange(n_clusters), sizes)
+    x = rng.integers(0, 7, len(labels))
+    y = np.clip(x + rng.integers(-2, 3, len(labels)), 0, 6)
+    stat = kappa_statistic(x, y, 7, None)
+    clusters = _Clusters.from_labels(labels)
+    draw, width = _table_drawer(stat, clusters)
+    assert width == n_clusters  # every cluster's table differs: weights are drawn, not kinds
+    counts = draw(np.random.default_rng(5), 200)
+    gen = np.random.default_rng(5)  # the same draws, counted in integers
+    chosen = gen.integers(0, n_clusters, size=(200, n_clusters), dtype=np.uint16)
+    weights = np.stack([np.bincount(row, minlength=n_clusters) for row in chosen])
+    exact = weights @ _cluster_tables(stat, clusters).astype(np.int64)
+    assert counts.dtype == np.float64 and np.array_equal(counts, exact)
