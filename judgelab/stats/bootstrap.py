@@ -40,7 +40,6 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from scipy import special, stats
-from threadpoolctl import ThreadpoolController
 
 from judgelab.stats._inputs import StatsInputError, resolve
 from judgelab.stats.contingency import kendall_from_table, spearman_from_table
@@ -393,7 +392,9 @@ def _table_distribution(
 
 
 @lru_cache(maxsize=1)
-def _blas_controller() -> ThreadpoolController:
+def _blas_controller() -> Any:
+    from threadpoolctl import ThreadpoolController  # imported on first use: it inspects the loaded libraries
+
     return ThreadpoolController()
 
 
