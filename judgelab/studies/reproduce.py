@@ -77,8 +77,7 @@ def summeval_artifacts(settings: Settings) -> list[Artifact]:
     paper = paper_table1()
     dist = summeval_study.score_distribution_table(study)
     bias = summeval_study.positive_bias_table(study, **kw)
-    agreement = summeval_study.model_agreement_table(study, n_resamples=max(settings.n_resamples // 2, 200),
-                                                     seed=settings.seed)
+    agreement = summeval_study.model_agreement_table(study, **kw)
     base = f"SummEval (1,200 summaries x 4 criteria; human = mean of 3 experts); data {_src_text(src)}."
     ci = _ci(settings) + ", documents resampled"
     quick = dist[(dist["judge"] == "gpt-3.5-turbo") & (dist["criterion"] == "coherence")]
