@@ -91,8 +91,12 @@ def register_free_models(names: Sequence[str], provider: str, **info: Any) -> No
 
 
 def response_cost(response: Any) -> float:
-    # litellm already priced the response while logging it; computing it again costs ~2 ms CPU per call
+    # litellm already priced the response while logging it; computing it again costs ~2 ms CPU per call.
+    # A None there means litellm tried and could not price it (its calculator returns None on failure):
+    # asking completion_cost again would fail the same way, so the price is unknown.
     hidden = getattr(response, "_hidden_params", None) or {}
+    if "response_cost" in hidden and hidden["response_cost"] is None:
+        return math.nan
     value = hidden.get("response_cost")
     if value is None:
         try:

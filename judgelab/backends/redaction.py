@@ -19,6 +19,7 @@ judgelab's, litellm's and the HTTP clients' loggers (every level, tracebacks inc
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -55,32 +56,68 @@ _HEADER = re.compile(
 _BEARER = re.compile(r"\b(bearer\s+)[A-Za-z0-9._~+/=\-]{8,}", re.IGNORECASE)
 # "Basic <base64 of user:password>"; a digit, + / or = is required so that prose ("basic understanding") stays
 _BASIC = re.compile(r"\b(basic\s+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{12,}={0,2}", re.IGNORECASE)
+# a text none of the patterns above can match lacks all of these (most texts): their substitutions are skipped
+_MAYBE = re.compile(r"://|=|authorization|api[-_]?key|subscription-key|bearer|basic", re.IGNORECASE)
 _ENV_NAME = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)(?:_|$)", re.IGNORECASE)
 
-_REGISTERED: set[str] = set()
+# the registered keys, replaced (never mutated) under the lock, so a reader always sees a whole set
+_REGISTERED: frozenset[str] = frozenset()
 _REGISTER_LOCK = threading.Lock()
 
 
 def register_secret(*values: str | None) -> None:
     """Remember keys judgelab was given, so every later :func:`redact` masks them wherever they appear."""
+    global _REGISTERED
     found = {v for v in values if isinstance(v, str) and len(v) >= MIN_SECRET_LENGTH}
     if found - _REGISTERED:
         with _REGISTER_LOCK:
-            _REGISTERED.update(found)
+            _REGISTERED = frozenset(_REGISTERED) | found
 
 
-def _env_secrets() -> set[str]:
-    return {v for k, v in os.environ.items() if len(v) >= MIN_SECRET_LENGTH and _ENV_NAME.search(k)}
+# Scanning os.environ costs ~50 us, and redaction runs several times per model call: the secrets found are
+# kept with a snapshot of the environment they came from, and scanned again whenever the environment differs
+# from the snapshot (a variable set, changed or removed since). The comparison is one C-level dict equality
+# over the same objects, so an unchanged environment costs about a microsecond.
+_ENV_STATE: tuple[object, frozenset[str]] = (None, frozenset())
+
+
+def _env_secrets() -> frozenset[str]:
+    global _ENV_STATE
+    data = getattr(os.environ, "_data", None)  # CPython's os._Environ keeps the encoded variables here
+    if not isinstance(data, dict):  # an os.environ replaced by something else: scan it every time
+        return _scan_env()
+    snapshot, found = _ENV_STATE
+    if snapshot == data:
+        return found
+    snapshot = dict(data)
+    found = _scan_env()
+    _ENV_STATE = (snapshot, found)  # one assignment: another thread sees the old pair or the new one
+    return found
+
+
+def _scan_env() -> frozenset[str]:
+    return frozenset(v for k, v in os.environ.items() if len(v) >= MIN_SECRET_LENGTH and _ENV_NAME.search(k))
 
 
 def known_secrets(extra: Iterable[str | None] = ()) -> frozenset[str]:
     """Every value masked by value: registered keys, secret-looking environment variables and ``extra``."""
-    values = set(_REGISTERED) | _env_secrets() | {v for v in extra if isinstance(v, str)}
-    return frozenset(v for v in values if len(v) >= MIN_SECRET_LENGTH)
+    values = frozenset(_REGISTERED) | _env_secrets()
+    added = {v for v in extra if isinstance(v, str) and len(v) >= MIN_SECRET_LENGTH and v not in values}
+    return values | added if added else values
+
+
+_FIELD_MEMO: dict[str, bool] = {}  # _field_is_secret of the (few) distinct names met, bounded below
 
 
 def _field_is_secret(name: Any) -> bool:
-    return isinstance(name, str) and name.strip().lower().replace("_", "-") in SECRET_FIELDS
+    if not isinstance(name, str):
+        return False
+    secret = _FIELD_MEMO.get(name)
+    if secret is None:
+        secret = name.strip().lower().replace("_", "-") in SECRET_FIELDS
+        if len(_FIELD_MEMO) < 4096:
+            _FIELD_MEMO[name] = secret
+    return secret
 
 
 def secrets_in(value: Any) -> set[str]:
@@ -120,6 +157,8 @@ class _Redactor:
     def text(self, text: str) -> str:
         if self.values is not None:
             text = self.values.sub(MASK, text)
+        if _MAYBE.search(text) is None:
+            return text
         if "://" in text:
             text = _URL_USERINFO.sub(lambda m: m.group(1) + MASK + "@", text)
         if "=" in text:
@@ -131,9 +170,16 @@ class _Redactor:
     def value(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.text(value)
+        if value is None or isinstance(value, int | float):  # bools too: nothing to mask, returned as they are
+            return value
         if isinstance(value, Mapping):
-            return {k: (MASK if _field_is_secret(k) and isinstance(v, str) and v else self.value(v))
-                    for k, v in value.items()}
+            out = {}
+            for k, v in value.items():
+                if isinstance(v, str):  # a non-empty value under a secret name is masked whole
+                    out[k] = MASK if v and _field_is_secret(k) else self.text(v)
+                else:
+                    out[k] = self.value(v)
+            return out
         if isinstance(value, list | tuple | set | frozenset):
             return type(value)(self.value(v) for v in value)
         frame = _frame_copy(value, self.value)
@@ -163,14 +209,20 @@ def redact(value: Any, secrets: Iterable[str | None] = ()) -> Any:
     header or field names become ``***``); a DataFrame or Series gives a copy with its text cells
     redacted; anything else is returned as it is.
     """
-    return _Redactor(known_secrets(secrets)).value(value)
+    return _redactor(known_secrets(secrets)).value(value)
+
+
+@functools.lru_cache(maxsize=64)
+def _redactor(secrets: frozenset[str]) -> _Redactor:
+    """The redactor of a set of secrets, built once (its alternation is compiled from every form of each key)."""
+    return _Redactor(secrets)
 
 
 class RedactingFilter(logging.Filter):
     """A logging filter that redacts a record's message, arguments, traceback and stack in place."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        redactor = _Redactor(known_secrets())
+        redactor = _redactor(known_secrets())
         try:
             message = record.getMessage()
         except Exception:  # a malformed record: leave its formatting error to the handler

@@ -203,13 +203,16 @@ class _Engine:
             hit, token = await self.claim(key, read_cache)
             if hit is not None:
                 return self.cache_hit(hit, key)
+        stored = False
         try:
             if self.abort_reason is not None:  # the run stopped while this request waited for its claim
                 return Reply(None, False, 0, key, API_ERROR, f"not attempted: run stopped ({self.abort_reason})")
-            return await self.call(key, messages, params, token)
+            answer = await self.call(key, messages, params, token)
+            stored = answer.reply is not None  # call() stored it, which ended the claim
+            return answer
         finally:
-            if token is not None and self.cache is not None:
-                self.cache.release(key, token)  # no answer stored (a stored one already ended the claim)
+            if token is not None and self.cache is not None and not stored:
+                self.cache.release(key, token)  # no answer stored: end the claim so that another may call
 
     @property
     def abort_reason(self) -> str | None:
@@ -251,9 +254,14 @@ class _Engine:
         def count_retry(err: ModelCallError) -> None:
             self.stats.retries += 1
 
+        attempts = 0
+
         async def one_call() -> ModelReply:
+            nonlocal attempts
+            attempts += 1
             self.stats.api_calls += 1
-            if token is not None and self.cache is not None:
+            if attempts > 1 and token is not None and self.cache is not None:
+                # a retry: the claim taken just before the first attempt may be close to its end
                 self.cache.renew(key, token, self.claim_ttl_s)
             if self.caller is not None:
                 return await self.caller.acall(self.model, messages, params=params, timeout=self.config.timeout)
