@@ -339,21 +339,34 @@ def reproduce(out: str | os.PathLike[str] = "figures", data_dir: str | os.PathLi
                 path = out_dir / f"{artifact.name}.csv"
                 artifact.table.to_csv(path, index=False, float_format="%.6g")
                 written.append(path)
-    written.append(_write_index(index, out_dir, n_resamples, seed))
+    partial = groups is not None and set(groups) != set(GROUPS)
+    written.append(_write_index(index, out_dir, n_resamples, seed, keep_others=partial))
     return written
 
 
-def _write_index(artifacts: list[Artifact], out: Path, n_resamples: int, seed: int) -> Path:
-    """README.md in the output folder: every file, the notebook that shows it, and its caption."""
-    lines = ["# Figures and tables", "",
-             f"Written by `{COMMAND} --out {out.name} --n-resamples {n_resamples} --seed {seed}` from the released data "
-             "(never by running notebooks). Each figure has a PNG, a PDF and a sidecar JSON naming the data's "
-             "repository and commit, the command and every parameter.", "",
-             "| file | shown in | what it is |", "|---|---|---|"]
+_INDEX_HEADER = ("| file | shown in | what it is |", "|---|---|---|")
+
+
+def _write_index(artifacts: list[Artifact], out: Path, n_resamples: int, seed: int, *,
+                 keep_others: bool = False) -> Path:
+    """README.md in the output folder: every file, the notebook that shows it, and its caption.
+
+    ``keep_others`` (some groups regenerated): rows of the existing index for files not regenerated now
+    are kept, in their place; the regenerated files' rows are replaced and new ones appended.
+    """
+    rows: dict[str, str] = {}
+    path = out / "README.md"
+    if keep_others and path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("| `"):
+                rows[line.split(" | ", 1)[0]] = line
     for a in artifacts:
         files = f"`{a.name}.png` / `.pdf`" if a.figure is not None else f"`{a.name}.csv`"
         caption_text = a.caption.replace("|", "/").replace("\n", " ")
-        lines.append(f"| {files} | {a.notebook} | {caption_text} |")
-    path = out / "README.md"
+        rows[f"| {files}"] = f"| {files} | {a.notebook} | {caption_text} |"
+    lines = ["# Figures and tables", "",
+             f"Written by `{COMMAND} --out {out.name} --n-resamples {n_resamples} --seed {seed}` from the released data "
+             "(never by running notebooks). Each figure has a PNG, a PDF and a sidecar JSON naming the data's "
+             "repository and commit, the command and every parameter.", "", *_INDEX_HEADER, *rows.values()]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -81,6 +81,24 @@ def test_rerun_is_identical(outputs: tuple[Path, list[Path]], data_dir: Path, tm
             assert first == second
 
 
+def test_one_group_regenerated_keeps_the_other_groups_rows_in_the_index(
+        outputs: tuple[Path, list[Path]], data_dir: Path, tmp_path: Path) -> None:
+    out, _ = outputs
+    full_index = (out / "README.md").read_text(encoding="utf-8")
+    stale = [line + " stale" if line.startswith("| `openqa_") else line for line in full_index.splitlines()]
+    (tmp_path / "README.md").write_text("\n".join(stale) + "\n", encoding="utf-8")
+    reproduce(tmp_path, data_dir, n_resamples=200, seed=0, groups=("openqa",))
+    index = (tmp_path / "README.md").read_text(encoding="utf-8")
+    # every row of the full index is there, in the same order; openqa's rows rewritten, not duplicated
+    table = [line for line in index.splitlines() if line.startswith("| `")]
+    assert table == [line for line in full_index.splitlines() if line.startswith("| `")]
+    assert "stale" not in index and index.count("`openqa_agreement.csv`") == 1
+    alone = tmp_path / "alone"
+    reproduce(alone, data_dir, n_resamples=200, seed=0, groups=("openqa",))  # no index yet: this group only
+    rows = [line for line in (alone / "README.md").read_text(encoding="utf-8").splitlines() if line.startswith("| `")]
+    assert rows and all("openqa" in row.split(" | ")[0] for row in rows)
+
+
 def test_unknown_group_and_too_few_resamples_fail_clearly(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown reproduce group"):
         reproduce(tmp_path, groups=("nope",))
