@@ -63,22 +63,30 @@ def position_consistency(table: pd.DataFrame, *, judges: Sequence[str] | None = 
     if rows.empty:
         raise ValueError(f"no pairwise verdict rows with condition in {conditions} to consolidate")
     keys = ["run_id", "judge", "item_id", "criterion", "repeat"]
+    rows = rows.reset_index(drop=True)
+    group = rows.groupby(keys, sort=False, dropna=False, observed=True).ngroup().to_numpy()  # order of appearance
+    n_groups = int(group.max()) + 1
+    firsts = rows.assign(_group=group).drop_duplicates("_group").sort_values("_group")
+    passes = [_pass_rows(rows, group, n_groups, c) for c in conditions]  # row of each group's pass, -1: none
+    billed = rows.assign(_group=group).drop_duplicates(["_group", "call_id"])  # a call's cost counts once
+    cost = billed["cost_usd"].astype(float).groupby(billed["_group"]).sum(min_count=1).reindex(range(n_groups))
+    status, reason = rows["status"].to_numpy(), rows["unscored_reason"].to_numpy()
+    winner, confidence = rows["winner"].to_numpy(), rows["confidence"].to_numpy()
+    now = pd.Timestamp.now(tz="UTC")
     out = []
-    for base, group in key_groups(rows, keys):
-        first = group[group["condition"] == conditions[0]]
-        second = group[group["condition"] == conditions[1]]
-        base.update(condition=POSITION_CONDITION, rubric=group["rubric"].iloc[0],
-                    rubric_version=group["rubric_version"].iloc[0], created_at=pd.Timestamp.now(tz="UTC"),
-                    cost_usd=float(group.drop_duplicates("call_id")["cost_usd"].astype(float).sum(min_count=1)))
-        problem = _pass_problem(first, conditions[0]) or _pass_problem(second, conditions[1])
+    for g, first in enumerate(firsts.itertuples(index=False)):
+        base = {k: None if pd.isna(v) else v for k, v in zip(keys, (getattr(first, k) for k in keys), strict=True)}
+        base.update(condition=POSITION_CONDITION, rubric=first.rubric, rubric_version=first.rubric_version,
+                    created_at=now, cost_usd=float(cost.iloc[g]))
+        problem = (_pass_problem(status, reason, passes[0][g], conditions[0])
+                   or _pass_problem(status, reason, passes[1][g], conditions[1]))
         if problem:
-            status, reason = problem
-            out.append({**base, "status": status, "unscored_reason": reason})
+            out.append({**base, "status": problem[0], "unscored_reason": problem[1]})
             continue
-        p1, p2 = first.iloc[0], second.iloc[0]
+        i, j = passes[0][g], passes[1][g]
         combined = combine_swapped_passes(
-            {"winner": p1["winner"], "confidence": _stated(p1["confidence"], stated_default)},
-            {"winner": p2["winner"], "confidence": _stated(p2["confidence"], stated_default)},
+            {"winner": winner[i], "confidence": _stated(confidence[i], stated_default)},
+            {"winner": winner[j], "confidence": _stated(confidence[j], stated_default)},
         )
         detail = {"consistent": combined["consistent"], "first_pass_winner": combined["first_pass_winner"],
                   "second_pass_winner": combined["second_pass_winner"], "confidence_source": "position_consistency"}
@@ -87,14 +95,21 @@ def position_consistency(table: pd.DataFrame, *, judges: Sequence[str] | None = 
     return judgments.make_table(out)
 
 
-def _pass_problem(rows: pd.DataFrame, condition: str) -> tuple[str, str] | None:
-    if rows.empty:
-        return judgments.PARSE_ERROR, f"no {condition!r} pass to compare with"
-    if len(rows) > 1:
+def _pass_rows(rows: pd.DataFrame, group: np.ndarray, n_groups: int, condition: str) -> np.ndarray:
+    """Per group, the position of its ``condition`` row (-1 where it has none); two such rows raise."""
+    at = np.flatnonzero((rows["condition"] == condition).to_numpy())
+    if (np.bincount(group[at], minlength=n_groups) > 1).any():
         raise ValueError(f"several {condition!r} rows for one judge/item/criterion/repeat")
-    row = rows.iloc[0]
-    if row["status"] != judgments.OK:
-        return str(row["status"]), f"the {condition!r} pass is unscored: {row['unscored_reason']}"
+    out = np.full(n_groups, -1)
+    out[group[at]] = at
+    return out
+
+
+def _pass_problem(status: np.ndarray, reason: np.ndarray, row: int, condition: str) -> tuple[str, str] | None:
+    if row < 0:
+        return judgments.PARSE_ERROR, f"no {condition!r} pass to compare with"
+    if status[row] != judgments.OK:
+        return str(status[row]), f"the {condition!r} pass is unscored: {reason[row]}"
     return None
 
 

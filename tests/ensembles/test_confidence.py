@@ -91,3 +91,50 @@ def test_logprob_confidence_reads_the_cached_reply(tmp_path):
     assert pd.isna(missing["confidence"].iloc[0])
     assert "reply not in the cache" in judgments.detail(missing.iloc[0])["confidence_note"]
     assert chosen_score_probability(None, (1, 5), 3)[0] is None
+
+
+def test_position_consistency_every_case_of_the_two_passes():
+    """One group per case, written by hand: consistent, inconsistent, an unscored pass (either order), a missing
+    pass, a pass whose judge states no confidence, two repeats; costs of a shared call count once."""
+    from judgelab.ensembles.confidence import POSITION_CONDITION, position_consistency
+
+    def row(item, condition, winner=None, confidence=None, status=None, reason=None, repeat=0, call=None, cost=0.01):
+        return {"run_id": "r", "judge": "j", "item_id": item, "rubric": "pairwise", "rubric_version": "1",
+                "criterion": "overall", "condition": condition, "repeat": repeat, "winner": winner,
+                "confidence": confidence, "status": status or ("ok" if winner else "parse_error"),
+                "unscored_reason": reason, "call_id": call or f"{item}-{condition}-{repeat}", "cost_usd": cost}
+
+    table = judgments.make_table([
+        row("same", "original", "A", 0.9), row("same", "swapped", "A", 0.7),
+        row("flip", "swapped", "B", 0.8), row("flip", "original", "A", 0.6),  # order of rows does not matter
+        row("bad1", "original", status="parse_error", reason="no verdict"), row("bad1", "swapped", "A", 0.9),
+        row("bad2", "original", "A", 0.9), row("bad2", "swapped", status="api_error", reason="HTTP 500"),
+        row("lonely", "swapped", "B", 0.9),
+        row("nostated", "original", "B"), row("nostated", "swapped", "B", 0.5),
+        row("rep", "original", "A", 1.0, repeat=0), row("rep", "swapped", "A", 1.0, repeat=0),
+        row("rep", "original", "B", 1.0, repeat=1), row("rep", "swapped", "A", 1.0, repeat=1),
+        row("shared", "original", "A", 0.5, call="one", cost=0.02), row("shared", "swapped", "A", 0.5, call="one",
+                                                                             cost=0.02),
+    ])
+    out = position_consistency(table)
+    assert (out["condition"] == POSITION_CONDITION).all()
+    got = {(r.item_id, r.repeat): r for r in out.itertuples(index=False)}
+    assert list(dict.fromkeys(out["item_id"])) == ["same", "flip", "bad1", "bad2", "lonely", "nostated", "rep", "shared"]
+    assert len(out) == 9
+    assert got["same", 0].winner == "A" and np.isclose(got["same", 0].confidence, 0.8)
+    assert got["flip", 0].winner == "TIE" and got["flip", 0].confidence == 0.5
+    flip_detail = judgments.detail(got["flip", 0]._asdict())
+    assert flip_detail["first_pass_winner"] == "A" and flip_detail["second_pass_winner"] == "B"
+    assert flip_detail["consistent"] is False
+    assert got["bad1", 0].status == "parse_error"
+    assert got["bad1", 0].unscored_reason == "the 'original' pass is unscored: no verdict"
+    assert got["bad2", 0].status == "api_error"
+    assert got["bad2", 0].unscored_reason == "the 'swapped' pass is unscored: HTTP 500"
+    assert got["lonely", 0].status == "parse_error"
+    assert got["lonely", 0].unscored_reason == "no 'original' pass to compare with"
+    assert got["nostated", 0].winner == "B" and np.isclose(got["nostated", 0].confidence, 0.75)  # 1.0 stated default
+    assert got["rep", 0].winner == "A" and got["rep", 1].winner == "TIE"
+    assert np.isclose(got["shared", 0].cost_usd, 0.02) and np.isclose(got["same", 0].cost_usd, 0.02)
+    with pytest.raises(ValueError, match="several 'swapped' rows"):
+        position_consistency(judgments.make_table([row("x", "original", "A"), row("x", "swapped", "A"),
+                                                   row("x", "swapped", "B", call="again")]))
