@@ -186,3 +186,24 @@ def test_help_lists_every_command_with_one_line():
         assert line is not None, f"{name} missing from --help:\n{p.stdout}"
         assert len(line.strip("│ ")[len(name):].strip()) > 20, line  # a one-line description, not a bare name
     assert rubrics_app.info.help
+
+
+def _main_then(argv: list[str], *after: str) -> list[str]:
+    """Run judgelab.cli.main() with ``argv`` in a fresh interpreter, then print each expression in ``after``."""
+    code = (f"import gc, sys\nsys.argv = ['judgelab', *{argv!r}]\nfrom judgelab.cli import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n" + "".join(f"print({e})\n" for e in after))
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout.strip().splitlines()[-len(after):]
+
+
+def test_run_preloads_the_engine_with_its_imports_frozen_and_help_stays_light(tmp_path):
+    # `judgelab run` imports the engine before parsing, with the collector off, then freezes those objects and
+    # turns the collector back on; `run --help` must not pay for litellm's import
+    missing = str(tmp_path / "missing.jsonl")
+    ran = _main_then(["run", "--rubric", "direct_score", "--data", missing, "--dry-run"],
+                     "'litellm' in sys.modules", "gc.isenabled()", "gc.get_freeze_count() > 100_000")
+    assert ran == ["True", "True", "True"]
+    helped = _main_then(["run", "--help"], "'litellm' in sys.modules", "gc.isenabled()")
+    assert helped == ["False", "True"]
