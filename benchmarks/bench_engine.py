@@ -8,6 +8,8 @@ Measured side by side in one run:
   5. the CLI path: ``judgelab run`` as a fresh subprocess against a bare-litellm subprocess making the same
      calls at the same concurrency (both cold: a new interpreter each, so start-up and imports count on
      both sides), alternated ``--rounds`` times; the start-up share (imports only) is timed separately;
+     each round also runs the bare script with the garbage-collector settings ``judgelab run`` uses (imports
+     frozen, see judgelab.cli._preload), so the CLI's gain from them is shown apart from the engine's own work;
 and the client's CPU time per call (the server runs in its own process).
 
 Run: python benchmarks/bench_engine.py [--n 400] [--concurrency 32] [--rounds 3] [--skip-cli | --cli-only]
@@ -19,6 +21,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -58,6 +61,14 @@ asyncio.run(main())
 print(json.dumps({"imported": imported, "calls": len(spec["requests"])}))
 """
 
+# The same script with the garbage-collector settings `judgelab run` uses (judgelab.cli._preload): imports with the
+# collector off, then frozen, and frozen again at exit. Not the target (users' scripts do not do this): it shows
+# how much of the CLI's time is the engine's work once both sides collect garbage alike.
+BARE_SCRIPT_GC = ("import gc\ngc.disable()\n"
+                  + BARE_SCRIPT.replace("imported = time.time()\n", "imported = time.time()\ngc.freeze()\ngc.enable()\n")
+                  + "gc.freeze()\n")
+assert BARE_SCRIPT_GC.count("gc.freeze()") == 2
+
 # the modules `judgelab run` loads before its first call (its start-up), imported and nothing else
 CLI_IMPORTS = ("import judgelab.cli, judgelab.engine.runner, judgelab.rubrics, judgelab.judgments, "
                "pyarrow.parquet")
@@ -82,14 +93,20 @@ class _ServerProcess:
         self.proc.wait(timeout=10)
 
 
-def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, subprocess.CompletedProcess[str]]:
-    """(start wall clock, elapsed s, the finished process); fails loudly when the command fails."""
+def _timed(cmd: list[str], env: dict[str, str], cpu: list[float] | None = None
+           ) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+    """(start wall clock, elapsed s, the finished process); fails loudly when the command fails. The process's
+    CPU time (user + system) is appended to ``cpu`` when given."""
     start = time.time()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(REPO))
     elapsed = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:4])} ... failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    if cpu is not None:
+        cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     return start, elapsed, proc
 
 
@@ -97,6 +114,7 @@ def in_process(n: int, concurrency: int) -> None:
     import litellm
 
     import judgelab
+    from judgelab.engine.config import RunConfig
     from tests.support.toy_rubrics import ToyDirect
 
     items = [{"item_id": f"b{i}", "answer": f"answer {i}"} for i in range(n)]
@@ -132,14 +150,16 @@ def in_process(n: int, concurrency: int) -> None:
         seq_s = time.perf_counter() - t0
 
         async def bare_concurrent() -> None:
-            # the floor: litellm alone, same requests, same number in flight, nothing else (no cache, no parsing)
+            # the floor: litellm alone, same requests (the parameters judgelab sends: temperature, seed, max_tokens,
+            # response_format), same number in flight, nothing else (no cache, no parsing)
             gate = asyncio.Semaphore(concurrency)
 
             async def one(item: dict) -> None:
+                request = rubric.requests(item)[0]
                 async with gate:
-                    await litellm.acompletion(model="openai/bench-bare", messages=rubric.requests(item)[0].messages,
-                                              api_base=srv.base_url, api_key="no-key-needed", temperature=0.0,
-                                              max_tokens=20, max_retries=0)
+                    await litellm.acompletion(model="openai/bench-bare", messages=request.messages,
+                                              api_base=srv.base_url, api_key="no-key-needed", max_retries=0,
+                                              **RunConfig().request_params(rubric, request, 0))
 
             await asyncio.gather(*(one(item) for item in items))
 
@@ -172,7 +192,9 @@ def cli(n: int, concurrency: int, rounds: int) -> None:
     env.pop("JUDGELAB_CACHE", None)
     cli_s: list[float] = []
     bare_s: list[float] = []
+    bare_gc_s: list[float] = []
     bare_start_s: list[float] = []
+    cpu: dict[str, list[float]] = {"bare": [], "cli": [], "bare_gc": []}
     with _ServerProcess(CLI_REPLY) as srv, tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "items.jsonl"
         data.write_text("".join(json.dumps(item) + "\n" for item in items))
@@ -181,8 +203,10 @@ def cli(n: int, concurrency: int, rounds: int) -> None:
                                     "concurrency": concurrency, "requests": requests}))
         script = Path(tmp) / "bare_litellm.py"
         script.write_text(BARE_SCRIPT)
+        script_gc = Path(tmp) / "bare_litellm_gc.py"
+        script_gc.write_text(BARE_SCRIPT_GC)
         for r in range(rounds):
-            start, elapsed, proc = _timed([sys.executable, str(script), str(spec)], env)
+            start, elapsed, proc = _timed([sys.executable, str(script), str(spec)], env, cpu["bare"])
             bare_s.append(elapsed)
             bare_start_s.append(json.loads(proc.stdout.splitlines()[-1])["imported"] - start)
             # a new cache file each round: every call goes to the server, as on the bare side
@@ -190,10 +214,11 @@ def cli(n: int, concurrency: int, rounds: int) -> None:
             _, elapsed, proc = _timed([sys.executable, "-m", "judgelab.cli", "run", "--rubric", CLI_RUBRIC,
                                        "--data", str(data), "--model", "openai/bench-cli", "--api-base", srv.base_url,
                                        "--concurrency", str(concurrency), "--out", str(out),
-                                       "--cache", str(Path(tmp) / f"cache{r}.sqlite")], env)
+                                       "--cache", str(Path(tmp) / f"cache{r}.sqlite")], env, cpu["cli"])
             summary = json.loads(proc.stdout.splitlines()[-1])
             assert summary["unscored"] == 0 and summary["api_calls"] == n and summary["retries"] == 0, summary
             cli_s.append(elapsed)
+            bare_gc_s.append(_timed([sys.executable, str(script_gc), str(spec)], env, cpu["bare_gc"])[1])
         # start-up alone: a fresh interpreter importing what each side loads before its first call
         imports_bare = [_timed([sys.executable, "-c", "import litellm"], env)[1] for _ in range(rounds)]
         imports_cli = [_timed([sys.executable, "-c", CLI_IMPORTS], env)[1] for _ in range(rounds)]
@@ -207,6 +232,12 @@ def cli(n: int, concurrency: int, rounds: int) -> None:
     print(f"judgelab run (python -m judgelab.cli): {med(cli_s):6.3f} s  {[round(x, 2) for x in cli_s]}")
     print(f"judgelab run over bare litellm:       {med(cli_s) / med(bare_s):7.2f} x  (target <= 1.10); per round "
           f"{[round(c / b, 2) for c, b in zip(cli_s, bare_s, strict=True)]}")
+    print(f"client CPU (user + system), bare / judgelab run:       {med(cpu['bare']):6.3f} s / {med(cpu['cli']):.3f} s")
+    print(f"bare script with judgelab run's GC settings (not the target: imports frozen, as judgelab.cli does): "
+          f"{med(bare_gc_s):.3f} s {[round(x, 2) for x in bare_gc_s]}, CPU {med(cpu['bare_gc']):.3f} s;")
+    print(f"  judgelab run over it (the engine's own work, garbage collected alike): "
+          f"{med(cli_s) / med(bare_gc_s):.2f} x; per round "
+          f"{[round(c / b, 2) for c, b in zip(cli_s, bare_gc_s, strict=True)]}")
     print(f"start-up, bare (until litellm is imported, inside the run): {med(bare_start_s):6.3f} s "
           f"= {med(bare_start_s) / med(bare_s):.0%} of the bare run")
     print(f"start-up alone, python -c 'import litellm':                 {med(imports_bare):6.3f} s")

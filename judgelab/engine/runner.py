@@ -167,18 +167,22 @@ class _Engine:
             self.stats.retried_unscored = 0
         # a claim outlives the longest wait between two attempts of one call (it is renewed at each attempt)
         self.claim_ttl_s = config.timeout + max(self.policy.cap_s, self.policy.max_retry_after_s) + 10.0
+        self._key_constants: tuple[Any, str] | None = None  # (redacted api base, rubric fingerprint), see key()
         install_log_redaction()
 
     # -- request plumbing -------------------------------------------------------------------------
     def key(self, messages: list[dict[str, str]], params: dict[str, Any], repeat: int) -> str:
         # the api base and parameters are hashed with any key masked: a rotated key still hits the cache
+        if self._key_constants is None:  # the same for every request of this engine: computed at its first
+            self._key_constants = (redact(self.config.api_base), self.rubric.fingerprint())
+        api_base, fingerprint = self._key_constants
         return request_key(
             {
                 "model": self.model,
-                "api_base": redact(self.config.api_base),
+                "api_base": api_base,
                 "messages": messages,
                 "params": redact(params),
-                "rubric": self.rubric.fingerprint(),
+                "rubric": fingerprint,
                 "repeat": repeat,
             }
         )
