@@ -382,8 +382,9 @@ def _preload(args: list[str]) -> None:
 
     The command line is one short process: imports (litellm's alone creates millions of objects) are
     never garbage, yet every full collection during them and during the run walks all of them again,
-    and so does the last collection at exit. Frozen (``gc.freeze``), they are skipped: this saves ~1 s
-    of CPU per ``judgelab run`` here (benchmarks/bench_engine.py). Objects made later are collected as usual.
+    and so does the last collection at exit. Frozen (``gc.freeze``), they are skipped: a 400-call
+    ``judgelab run`` used 1-2 s less CPU here (benchmarks/bench_engine.py, which also times a bare litellm
+    script with and without the same settings). Objects made later are collected as usual.
     """
     modules = _PRELOAD.get(args[0], ()) if args and not {"--help", "-h"} & set(args) else ()
     gc.disable()
