@@ -69,9 +69,9 @@ BARE_SCRIPT_GC = ("import gc\ngc.disable()\n"
                   + "gc.freeze()\n")
 assert BARE_SCRIPT_GC.count("gc.freeze()") == 2
 
-# the modules `judgelab run` loads before its first call (its start-up), imported and nothing else
-CLI_IMPORTS = ("import judgelab.cli, judgelab.engine.runner, judgelab.rubrics, judgelab.judgments, "
-               "pyarrow.parquet")
+# the modules `judgelab run` loads before its first call (its start-up), imported as `judgelab run` imports them
+# (judgelab.cli._preload: the collector off, then the imports frozen) and nothing else
+CLI_IMPORTS = "from judgelab.cli import _preload; _preload(['run'])"
 
 
 class _ServerProcess:
