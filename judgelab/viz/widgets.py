@@ -15,6 +15,7 @@ into HTML widgets, so tests drive them headless by setting values and reading ``
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -262,7 +263,8 @@ class DisagreementBrowser:
         self.judge = w.Dropdown(options=judges, description="judge")
         self.gold = w.Text(value=default_gold, description="gold")
         self.threshold = w.FloatSlider(value=threshold, min=0.0, max=4.0, step=0.5, description="|Δ| ≥")
-        self.matches = w.Select(options=[], rows=8, description="items")
+        # as wide as the longest item id (SummEval's are 50+ characters), not cut at the default width
+        self.matches = w.Select(options=[], rows=8, description="items", layout=w.Layout(width="max-content"))
         self.count = w.HTML()
         self.view = w.HTML()
         self.found = pd.DataFrame()
@@ -348,9 +350,17 @@ def _is_empty(value: Any) -> bool:
 
 
 def _as_text(value: Any) -> str:
-    """A gold field as text: one line per answer for a list (gold_answers), else the value."""
+    """A gold field as text: one line per answer for a list (gold_answers) -- or for a text holding a JSON list
+    of strings, as loaders that keep cells flat store them (SummEval's references) --, else the value."""
     if hasattr(value, "tolist") and not isinstance(value, str):
         value = value.tolist()
+    if isinstance(value, str) and value.startswith("[") and value.endswith("]"):
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            decoded = None
+        if isinstance(decoded, list) and decoded and all(isinstance(v, str) for v in decoded):
+            value = decoded
     if isinstance(value, list | tuple):
         return "\n".join(f"• {v}" for v in value)
     return str(value)

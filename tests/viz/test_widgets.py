@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +13,7 @@ from judgelab.judgments import make_table
 from judgelab.viz.widgets import (
     DisagreementBrowser,
     RubricExplorer,
+    _as_text,
     find_disagreements,
     gold_fields,
     natural_key,
@@ -143,6 +145,22 @@ def test_disagreement_browser_shows_every_gold_field_of_released_openqa_items(da
     assert "<b>gold_answers</b> <i>(gold / reference)</i>" in view and "<b>human_verdict</b>" in view
     # OpenQA's verdicts are yes/no: a |Δ| threshold means nothing there, so it is hidden
     assert browser.threshold.layout.display == "none" and not browser.threshold_applies()
+
+
+def test_a_gold_field_holding_a_json_list_of_texts_is_shown_one_per_line(data_dir: Path) -> None:
+    from judgelab.datasets import summeval
+
+    data = summeval("gpt-3.5-turbo-0301", data_dir=data_dir)  # references: a JSON list kept in a flat cell
+    browser = DisagreementBrowser(data.table, data.items)
+    item = data.items.set_index("item_id").loc[browser.matches.value]
+    references = json.loads(item["references"])
+    assert len(references) > 1
+    view = browser.view.value
+    assert all(f"• {html.escape(r)}" in view for r in references) and html.escape('["') not in view
+    assert browser.threshold_applies() and browser.threshold.layout.display == ""  # 1-5 scores: |Δ| shown
+    # text that only looks like a list stays as it is
+    for text in ("[not json", "[1, 2]", "[]", '["a", 1]'):
+        assert _as_text(text) == text
 
 
 def test_gold_fields_known_names_first_then_look_alikes() -> None:
