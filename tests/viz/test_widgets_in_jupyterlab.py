@@ -1,0 +1,128 @@
+"""The widgets as a user sees them: a notebook opened in a real JupyterLab (on 127.0.0.1, no token) in headless
+Chromium, every cell run, the rendered outputs checked in the page and screenshotted.
+
+Released data: OpenQA (reference-gold items with several accepted answers, yes/no verdicts), SummEval (1-5 scores,
+references kept as a JSON list, 50-character item ids), LLMBar (pairwise winners); and the rubric explorer."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from judgelab.viz.widgets import natural_key
+from tests.support.browser import CHROMIUM, LAUNCH_ARGS, browser, not_blank
+
+CELLS = [
+    "import os\nfrom judgelab.datasets import llmbar, openqa, summeval\n"
+    "from judgelab.viz.widgets import DisagreementBrowser, RubricExplorer\nDATA = os.environ['JUDGELAB_DATA_DIR']",
+    "qa = openqa('gpt-4', data_dir=DATA)\nDisagreementBrowser(qa.table, qa.items).widget",
+    "se = summeval('gpt-3.5-turbo-0301', data_dir=DATA)\nDisagreementBrowser(se.table, se.items).widget",
+    "bar = llmbar('LLMBar/Natural', 'GPT-4', 'Vanilla_NoRules', data_dir=DATA)\n"
+    "DisagreementBrowser(bar.table, bar.items).widget",
+    "RubricExplorer().widget",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path, timeout_s: float = 120) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"jupyter lab exited ({proc.returncode}):\n{log.read_text()[-3000:]}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.5)
+    raise AssertionError(f"jupyter lab did not listen on 127.0.0.1:{port} in {timeout_s:.0f} s:\n"
+                         f"{log.read_text()[-3000:]}")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_widgets_render_in_jupyterlab_in_headless_chromium(data_dir: Path, tmp_path: Path) -> None:
+    sync_api = browser("the widget-state tests in test_widgets.py still ran")
+    pytest.importorskip("jupyterlab", reason="jupyterlab (the notebooks extra) is not installed")
+    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(book, tmp_path / "widgets.ipynb")
+    port, log = _free_port(), tmp_path / "lab.log"
+    home = {name: str(tmp_path / name.lower()) for name in ("JUPYTER_RUNTIME_DIR", "JUPYTERLAB_SETTINGS_DIR",
+                                                             "JUPYTERLAB_WORKSPACES_DIR", "IPYTHONDIR")}
+    env = {**os.environ, **home, "JUDGELAB_DATA_DIR": str(data_dir)}
+    lab = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--allow-root",
+         "--IdentityProvider.token=", "--ServerApp.password=", "--expose-app-in-browser", "--LabApp.news_url=None",
+         f"--ServerApp.root_dir={tmp_path}"],
+        env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    try:
+        _wait_for_port(port, lab, log)
+        with sync_api.sync_playwright() as pw:
+            context = pw.chromium.launch_persistent_context(
+                str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS,
+                viewport={"width": 1400, "height": 1600})
+            try:
+                requests: list[str] = []
+                page = context.new_page()
+                page.on("request", lambda r: requests.append(r.url))
+                page.goto(f"http://127.0.0.1:{port}/lab/tree/widgets.ipynb")
+                kernel_idle = ("(() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+                               " const k = w && w.sessionContext && w.sessionContext.session"
+                               " && w.sessionContext.session.kernel; return !!k && k.status === 'idle'; })()")
+                page.wait_for_function(kernel_idle, timeout=180_000)
+                page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+                page.wait_for_function(
+                    f"[...document.querySelectorAll('.jp-Notebook .jp-Cell .jp-InputPrompt')]"
+                    f".filter(p => /\\[\\d+\\]/.test(p.textContent)).length === {len(CELLS)}", timeout=300_000)
+                page.wait_for_function(kernel_idle, timeout=120_000)
+                outputs = [page.locator(".jp-Notebook .jp-Cell").nth(i).locator(".jp-OutputArea")
+                           for i in range(len(CELLS))]
+                for out in outputs[1:]:  # the widgets drew themselves (not "Loading widget..." or an error)
+                    out.scroll_into_view_if_needed()
+                    out.locator(".widget-vbox, .jupyter-widgets").first.wait_for(timeout=60_000)
+                    assert "Error" not in out.inner_text()[:2000] and not_blank(out.screenshot())
+
+                # OpenQA: every accepted answer one per line under gold_answers; no |Δ| slider for yes/no verdicts
+                openqa_view = outputs[1].inner_text()
+                assert "gold_answers (gold / reference)" in openqa_view and "\n• " in openqa_view
+                assert not outputs[1].locator(".widget-slider").first.is_visible()
+                # SummEval: 1-5 scores show the |Δ| slider; references as lines, not a JSON list; item ids in
+                # natural order and not cut by the list's width
+                summeval_view = outputs[2].inner_text()
+                assert outputs[2].locator(".widget-slider").first.is_visible()
+                assert "references (gold / reference)" in summeval_view and '["' not in summeval_view
+                select = outputs[2].locator("select[multiple], .widget-select select").first
+                ids = select.locator("option").all_inner_texts()
+                assert len(ids) > 100 and ids[:50] == sorted(ids[:50], key=natural_key)
+                assert select.evaluate("e => e.scrollWidth <= e.clientWidth")
+                # LLMBar: pairwise winners, no |Δ| slider; both outputs side by side
+                assert not outputs[3].locator(".widget-slider").first.is_visible()
+                assert "output_1" in outputs[3].inner_text() and "output_2" in outputs[3].inner_text()
+                # RubricExplorer: the whole prompt, in a box that scrolls instead of being cut
+                explorer = outputs[4].inner_text()
+                assert "## Criteria" in explorer and "more characters)" not in explorer
+                boxes = [b.evaluate("e => [e.scrollHeight, e.clientHeight, getComputedStyle(e).overflowY]")
+                         for b in outputs[4].locator("pre").all()]
+                assert any(full > shown and overflow == "auto" for full, shown, overflow in boxes), boxes
+                assert all(u.startswith(f"http://127.0.0.1:{port}/") or u.startswith(("data:", "blob:"))
+                           for u in requests), sorted({u.split("?")[0] for u in requests})[:20]
+            finally:
+                context.close()
+    finally:
+        lab.terminate()
+        try:
+            lab.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            lab.kill()
