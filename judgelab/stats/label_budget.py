@@ -13,7 +13,11 @@ then ``2·z·sqrt(V(n)·deff)``:
 - calibrated: ppi's formula on the cross-fitted isotonic calibration of the pilot (residuals out of fold).
 
 ``deff`` is the pilot's design effect for the method (cluster-robust over independent variance, 1
-without ``cluster=``). :func:`label_budget` returns the smallest n whose projected width is at most
+without ``cluster=``), held at the pilot's value for every n. That is right when future labels are drawn
+the way the pilot's were per cluster (e.g. whole clusters labelled); when labels are drawn item by item,
+a larger n puts more labels in each cluster and raises the design effect, so projections beyond the
+pilot's n are optimistic. With ``cluster=`` every row's note says so and gives the pilot's labels per
+cluster (size-weighted mean). :func:`label_budget` returns the smallest n whose projected width is at most
 ``target_width`` (NaN with a note when no n up to ``n_total − 1`` reaches it); :func:`projected_width`
 the width at given n. Projections assume future labels are drawn at random like the pilot's; they are
 only as good as the pilot's variance estimates (a pilot of 50–100 labels is a sensible start).
@@ -32,7 +36,7 @@ from judgelab.stats.calibrated_mean import IsotonicMap, calibrated_estimate, fol
 from judgelab.stats.corrected import METHODS, CorrectedInput, Positive, corrected_inputs, estimate_method
 from judgelab.stats.ppi import CorrectionError, Sample
 from judgelab.stats.rogan_gladen import error_rates
-from judgelab.stats.tidy import result_row, tidy_frame
+from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["label_budget", "projected_width"]
 
@@ -120,6 +124,19 @@ def _methods(method: str | Sequence[str]) -> list[str]:
     return methods
 
 
+def _held_design_effect_note(sample: Sample) -> str:
+    """With clusters: the design effect is held at the pilot's, and what that assumes."""
+    if sample.cluster_l is None:
+        return ""
+    per_cluster = np.bincount(sample.cluster_l)
+    per_cluster = per_cluster[per_cluster > 0]
+    weighted = float((per_cluster**2).sum() / per_cluster.sum())
+    return (f"design effect held at the pilot's ({weighted:.3g} labels per cluster, size-weighted, over "
+            f"{len(per_cluster)} labelled clusters): right if future labels fill clusters as the pilot's do; "
+            "if they are drawn item by item, more labels per cluster raise it and a projection beyond the "
+            "pilot's n is optimistic")
+
+
 def _curves(pilot: pd.DataFrame, judge: str, gold: Any, method: str | Sequence[str], value: str | None,
             positive: Positive, cluster: Any, n_total: int | None, seed: int
             ) -> tuple[CorrectedInput, int, list[tuple[str, Variance, float, str]]]:
@@ -140,6 +157,7 @@ def projected_width(pilot: pd.DataFrame, *, judge: str, gold: Any = "gold", n_la
     """The interval width each method is projected to reach with ``n_labels`` gold labels (module docstring)."""
     inp, total, curves = _curves(pilot, judge, gold, method, value, positive, cluster, n_total, seed)
     z = float(special.ndtri(0.5 + ci_level / 2))
+    held = _held_design_effect_note(inp.sample)
     rows = []
     for m, fn, deff, text in curves:
         for n in n_labels:
@@ -149,7 +167,7 @@ def projected_width(pilot: pd.DataFrame, *, judge: str, gold: Any = "gold", n_la
             rows.append(result_row("projected_width", width, n=int(n), method=f"projected {ci_level:.0%} interval "
                                    f"width of {m} from a pilot of {inp.sample.n} labels; {text}; design effect "
                                    f"{deff:.3g}", estimator=m, n_labels=int(n), n_total=total, design_effect=deff,
-                                   n_pilot_labelled=inp.sample.n, ci_level=ci_level))
+                                   n_pilot_labelled=inp.sample.n, ci_level=ci_level, note=held))
     return tidy_frame(rows)
 
 
@@ -167,6 +185,7 @@ def label_budget(pilot: pd.DataFrame, *, judge: str, gold: Any = "gold", target_
         raise CorrectionError(f"target_width must be positive, not {target_width}")
     inp, total, curves = _curves(pilot, judge, gold, method, value, positive, cluster, n_total, seed)
     z = float(special.ndtri(0.5 + ci_level / 2))
+    held = _held_design_effect_note(inp.sample)
     grid = np.arange(2, total, dtype=float)
     rows = []
     for m, fn, deff, text in curves:
@@ -179,13 +198,13 @@ def label_budget(pilot: pd.DataFrame, *, judge: str, gold: Any = "gold", target_
             n_needed = int(grid[hit[0]])
             rows.append(result_row("labels_needed", n_needed, n=inp.sample.n, method=desc, estimator=m,
                                    target_width=target_width, width_at_n=float(widths[hit[0]]), n_total=total,
-                                   design_effect=deff, ci_level=ci_level))
+                                   design_effect=deff, ci_level=ci_level, note=held))
         else:
             best = int(np.nanargmin(widths))
             rows.append(result_row("labels_needed", np.nan, n=inp.sample.n, method=desc, estimator=m,
                                    target_width=target_width, width_at_n=float(widths[best]), n_total=total,
                                    design_effect=deff, ci_level=ci_level,
-                                   note=f"unreachable: the narrowest projected width is {widths[best]:.4g} (at "
-                                        f"n = {int(grid[best])} of {total} items); judge more items or widen "
-                                        "the target"))
+                                   note=join_notes(f"unreachable: the narrowest projected width is "
+                                                   f"{widths[best]:.4g} (at n = {int(grid[best])} of {total} "
+                                                   "items); judge more items or widen the target", held)))
     return tidy_frame(rows)

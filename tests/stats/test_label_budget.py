@@ -50,6 +50,36 @@ def test_a_good_judge_needs_fewer_labels_and_projections_match_real_intervals() 
     assert widths["estimate"].is_monotonic_decreasing
 
 
+def test_clustered_pilot_projects_its_cluster_robust_interval_and_says_the_design_effect_is_held() -> None:
+    rng = np.random.default_rng(3)
+    n_clusters, size = 300, 10
+    shared = np.repeat(rng.normal(0, 1, n_clusters), size)  # items of a cluster share a level
+    truth = 3 + shared + rng.normal(0, 1, n_clusters * size)
+    pilot = judge_and_human(truth + rng.normal(0.2, 0.5, len(truth)), truth, 100)  # gold: the first 10 clusters
+    cluster = {f"i{i}": f"c{i // size}" for i in range(len(truth))}
+    proj = projected_width(pilot, judge="judge", gold="human", n_labels=[100, 400], method=["classical", "ppi++"],
+                           cluster=cluster).set_index(["estimator", "n_labels"])
+    plain = projected_width(pilot, judge="judge", gold="human", n_labels=[100], method=["classical", "ppi++"])
+    real = corrected_mean(pilot, judge="judge", gold="human", method=["classical", "ppi++"], cluster=cluster)
+    for m in ("classical", "ppi++"):
+        # at the pilot's n the projection is the cluster-robust interval corrected_mean gives (z vs t(299 df))
+        width = real.loc[real["estimator"] == m, ["ci_low", "ci_high"]].diff(axis=1).iloc[0, 1]
+        assert proj.loc[(m, 100), "estimate"] == pytest.approx(width, rel=0.02)
+        # clusters of 10 labels with a shared level: a design effect well above 1, applied at every n
+        deff = proj.loc[(m, 100), "design_effect"]
+        assert deff > 1.5 and proj.loc[(m, 400), "design_effect"] == deff
+        assert proj.loc[(m, 100), "estimate"] == pytest.approx(
+            plain.loc[plain["estimator"] == m, "estimate"].iloc[0] * math.sqrt(deff), rel=1e-9)
+    note = proj["note"].iloc[0]
+    assert "design effect held at the pilot's (10 labels per cluster, size-weighted, over 10 labelled" in note
+    assert "optimistic" in note and (proj["note"] == note).all()
+    assert (plain["note"] == "").all()  # no clusters: nothing held, nothing said
+    need = label_budget(pilot, judge="judge", gold="human", target_width=0.3, method="ppi++", cluster=cluster)
+    assert need["estimate"].iloc[0] > label_budget(pilot, judge="judge", gold="human", target_width=0.3,
+                                                   method="ppi++")["estimate"].iloc[0]
+    assert "design effect held" in need["note"].iloc[0]
+
+
 def test_unreachable_target_is_nan_with_a_note() -> None:
     pilot = _pilot(n_items=300, n_gold=60, binary=True)
     out = label_budget(pilot, judge="judge", gold="human", target_width=0.01,
