@@ -15,7 +15,7 @@ litellm = offline_litellm()
 
 __all__ = [
     "acall", "classify", "ensure_provider", "ErrorKind", "ModelCallError", "ModelReply",
-    "reply_from_response",
+    "reasoning_token_count", "reply_from_response",
 ]
 
 litellm.suppress_debug_info = True  # no "Give Feedback" banners in notebooks and logs
@@ -226,15 +226,19 @@ def reply_from_response(response: Any, latency_s: float, extra: dict[str, Any] |
         logprobs=_logprobs(choice),
         extra=dict(extra or {}),
         reasoning=reasoning or None,
-        reasoning_tokens=_reasoning_tokens(usage),
+        reasoning_tokens=reasoning_token_count(usage),
     )
 
 
-def _reasoning_tokens(usage: Any) -> int | None:
-    """``usage.completion_tokens_details.reasoning_tokens`` (OpenAI's field; litellm maps other providers' to it).
+def reasoning_token_count(usage: Any) -> int | None:
+    """``usage.completion_tokens_details.reasoning_tokens`` (OpenAI's field; litellm maps other providers' to it),
+    from a litellm usage object or a raw response body's ``usage`` dict (the batch path).
 
     They are part of ``completion_tokens`` already, so the cost counts them once."""
-    details = getattr(usage, "completion_tokens_details", None) if usage else None
+    if isinstance(usage, dict):
+        details = usage.get("completion_tokens_details")
+    else:
+        details = getattr(usage, "completion_tokens_details", None) if usage else None
     if isinstance(details, dict):
         value = details.get("reasoning_tokens")
     else:

@@ -33,6 +33,7 @@ from typing import Any
 import pandas as pd
 
 from judgelab import judgments
+from judgelab.backends.call import reasoning_token_count
 from judgelab.backends.pricing import batch_price, offline_litellm
 from judgelab.backends.redaction import install_log_redaction, redact, register_secret, secrets_in
 from judgelab.engine.config import RunConfig
@@ -213,8 +214,7 @@ def _collect(jobs: list[Job], rubric: Rubric, state: dict[str, Any], index: dict
         text = message.get("content") or ""
         # a reasoning model's thinking, where OpenAI-compatible servers put it: stored, never parsed
         reasoning = message.get("reasoning_content") or message.get("reasoning") or None
-        details = (body.get("usage") or {}).get("completion_tokens_details") or {}
-        base |= {"raw_output": text, "reasoning": reasoning, "reasoning_tokens": details.get("reasoning_tokens")}
+        base |= {"raw_output": text, "reasoning": reasoning, "reasoning_tokens": reasoning_token_count(usage)}
         try:
             parsed = read_reply(rubric, text, request, choices[0].get("finish_reason"), reasoning=reasoning)
         except ParseFailure as failure:
