@@ -66,9 +66,10 @@ def position_consistency(table: pd.DataFrame, *, judges: Sequence[str] | None = 
     rows = rows.reset_index(drop=True)
     group = rows.groupby(keys, sort=False, dropna=False, observed=True).ngroup().to_numpy()  # order of appearance
     n_groups = int(group.max()) + 1
-    firsts = rows.assign(_group=group).drop_duplicates("_group").sort_values("_group")
+    keyed = rows.assign(_group=group)
+    firsts = keyed.drop_duplicates("_group")  # one row per group, already in group order (numbered as they appear)
     passes = [_pass_rows(rows, group, n_groups, c) for c in conditions]  # row of each group's pass, -1: none
-    billed = rows.assign(_group=group).drop_duplicates(["_group", "call_id"])  # a call's cost counts once
+    billed = keyed.drop_duplicates(["_group", "call_id"])  # a call's cost counts once
     cost = billed["cost_usd"].astype(float).groupby(billed["_group"]).sum(min_count=1).reindex(range(n_groups))
     status, reason = rows["status"].to_numpy(), rows["unscored_reason"].to_numpy()
     winner, confidence = rows["winner"].to_numpy(), rows["confidence"].to_numpy()
