@@ -12,20 +12,32 @@ single-quoted dicts as in the editorial paper's template); validation is strict 
 present, every score an integer on the scale). A failure never becomes a score.
 
 Pitfalls handled (see PEERS.md): when several JSON objects appear (e.g. the judge echoes the
-template and then answers), the LAST one that parses is used; score fields are read from their
-key, never by a regex over the whole text, so words like "downgrade: 2" cannot hijack them.
+template and then answers), the LAST one with a verdict field is used -- unless the objects disagree on a
+verdict field they share, or a score/winner stated after the answer differs from it: then the reply is a
+ParseFailure "conflicting verdicts: ..." naming both (never the last one silently; the rule is in
+:mod:`judgelab.rubrics.verdict_conflicts`). Score fields are read from their key, never by a regex over
+the whole text, so words like "downgrade: 2" cannot hijack them. The reply text helpers (reasoning,
+JSON objects, quoted passages) live in :mod:`judgelab.rubrics.reply_text`.
 """
 
 from __future__ import annotations
 
-import ast
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from judgelab.rubrics.base import ParseFailure
+from judgelab.rubrics.reply_text import (
+    THINKING_ONLY,
+    JsonObject,
+    Reply,
+    answer_text,
+    json_objects,
+    split_thinking,
+    strip_code_fences,
+)
+from judgelab.rubrics.verdict_conflicts import CONFLICTING, SCORE_KEYS, json_conflict, verdict_leaves
+from judgelab.rubrics.verdict_text import score_candidates, winner_candidates
 
 __all__ = [
     "PARSING_VERSION", "THINKING_ONLY", "Reply", "answer_text", "split_thinking", "as_bool", "as_choice",
@@ -34,65 +46,9 @@ __all__ = [
     "strip_code_fences", "word_count",
 ]
 
-PARSING_VERSION = "2"  # 2: <think> blocks set aside; free-text verdicts (verdict_text); no clamping
+# 3: conflicting verdicts (two JSON answers, a JSON answer and a later statement, a quoted verdict) are unparsed
+PARSING_VERSION = "3"
 
-THINKING_ONLY = "thinking only"
-_THINK_TAG = re.compile(r"<(/?)(think|thinking)>", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Reply:
-    """A raw reply split into the answer the parser reads and the reasoning it sets aside.
-
-    ``state``: "none" (no reasoning tags), "closed" (every block closed), "unclosed" (a block never
-    closes: the reply stopped while reasoning), "close_only" (a ``</think>`` with no opening tag,
-    as when the chat template opens the block in the prompt: the text before it is reasoning).
-    """
-
-    answer: str
-    thinking: str
-    state: Literal["none", "closed", "unclosed", "close_only"]
-
-
-def split_thinking(raw: str | None) -> Reply:
-    """Separate ``<think>``/``<thinking>`` reasoning from the answer (nothing is lost: answer + thinking)."""
-    text = raw or ""
-    answer, thinking = [], []
-    state: Literal["none", "closed", "unclosed", "close_only"] = "none"
-    pos, inside = 0, False
-    for tag in _THINK_TAG.finditer(text):
-        closing = tag.group(1) == "/"
-        if not closing and not inside:
-            answer.append(text[pos : tag.start()])
-            inside, pos, state = True, tag.end(), "closed" if state == "none" else state
-        elif closing:
-            # inside a block: it ends here; outside (no opening tag): everything since the last tag was reasoning
-            thinking.append(text[pos : tag.start()])
-            if not inside:
-                state = "close_only"
-            inside, pos = False, tag.end()
-    if inside:
-        thinking.append(text[pos:])
-        state = "unclosed"
-    else:
-        answer.append(text[pos:])
-    return Reply("".join(answer).strip(), "\n".join(t.strip() for t in thinking if t.strip()), state)
-
-
-def answer_text(raw: str | None) -> str:
-    """The answer part of a reply; ParseFailure when it is empty (naming a reasoning-only reply)."""
-    reply = split_thinking(raw)
-    if reply.answer:
-        return reply.answer
-    if reply.state == "unclosed":
-        raise ParseFailure(f"{THINKING_ONLY}: the reasoning block never closes, so there is no answer "
-                           "(the reasoning probably used up the token budget)")
-    if reply.thinking:
-        raise ParseFailure(f"{THINKING_ONLY}: the reply has reasoning but no answer after it")
-    raise ParseFailure("empty output")
-
-_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?|```")
-_TRAILING_COMMA = re.compile(r",\s*([}\]])")
 _REFUSAL = re.compile(
     r"\b(i\s*(?:can(?:no|')t|cannot|am\s+(?:not\s+able|unable)|'m\s+(?:not\s+able|unable)|won't|will\s+not)"
     r"\s+(?:help|assist|comply|provide|do\s+that|evaluate|judge|rate|score|fulfil|fulfill|complete)"
@@ -114,73 +70,61 @@ def classify_failure(raw: str, failure: ParseFailure) -> ParseFailure:
     return failure
 
 
-def strip_code_fences(text: str) -> str:
-    return _FENCE.sub("", text)
-
-
-def _span_from(text: str, start: int) -> str | None:
-    """The balanced ``{...}`` starting at ``start`` (quotes honoured), or None if it never closes."""
-    depth, quote, escaped = 0, "", False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return text[start : i + 1]
-    return None
-
-
-def _candidate_objects(text: str, max_starts: int = 400) -> list[tuple[int, int, str]]:
-    """(end, start, span) for every brace that opens a balanced object; an unclosed or broken
-    object (e.g. an echoed template) does not hide a later, valid one."""
-    starts = [i for i, ch in enumerate(text) if ch == "{"][-max_starts:]
-    out = []
-    for s in starts:
-        span = _span_from(text, s)
-        if span is not None:
-            out.append((s + len(span), s, span))
-    return out
-
-
-def _load_object(span: str) -> Any:
-    for candidate in (span, _TRAILING_COMMA.sub(r"\1", span)):
-        try:
-            return json.loads(candidate)
-        except json.JSONDecodeError:
-            pass
-    # Python-literal dicts: the editorial paper's template itself uses {'score': '...'}
-    pythonish = re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False", re.sub(r"\bnull\b", "None", span)))
-    for candidate in (span, pythonish, _TRAILING_COMMA.sub(r"\1", pythonish)):
-        try:
-            return ast.literal_eval(candidate)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            pass
-    return None
-
-
 def extract_json_object(raw: str) -> dict[str, Any]:
-    """The last JSON object in the answer, leniently extracted; ParseFailure when there is none."""
-    text = strip_code_fences(answer_text(raw))
-    candidates = _candidate_objects(text)
-    if not candidates:
+    """The judge's JSON object, leniently extracted; ParseFailure when there is none or when verdicts conflict.
+
+    Of the top-level objects in the answer (code fences set aside), the last one with a verdict field
+    (:data:`~judgelab.rubrics.verdict_conflicts.VERDICT_KEYS`) is the answer, or the last one when none
+    has such a field. Objects that give different values for a verdict field they share, or a score /
+    winner stated after the object that differs from its single score / winner, are a ParseFailure
+    "conflicting verdicts: ..." (:mod:`judgelab.rubrics.verdict_conflicts`).
+    """
+    answer = answer_text(raw)
+    objects = json_objects(strip_code_fences(answer))
+    if not objects:
+        if "{" in answer and "}" in answer:
+            raise ParseFailure("found text between braces but it is not a valid JSON object")
         raise ParseFailure("no JSON object found in the output")
-    # the last object in the text; among objects ending at the same place, the outermost
-    for _end, _start, span in sorted(candidates, key=lambda c: (-c[0], c[1])):
-        value = _load_object(span)
-        if isinstance(value, dict):
-            return value
-    raise ParseFailure("found text between braces but it is not a valid JSON object")
+    with_verdicts = [o for o in objects if verdict_leaves(o.value)]
+    conflict = json_conflict(with_verdicts)
+    if conflict is not None:
+        raise ParseFailure(conflict)
+    chosen = (with_verdicts or objects)[-1]
+    conflict = _statement_after(answer, chosen, objects)
+    if conflict is not None:
+        raise ParseFailure(conflict)
+    return chosen.value
+
+
+def _statement_after(answer: str, chosen: JsonObject, objects: list[JsonObject]) -> str | None:
+    """A score or winner stated in the text after the JSON answer that differs from its single one."""
+    leaves = verdict_leaves(chosen.value)
+    scores = {v for path, v in leaves.items() if path[-1] in SCORE_KEYS and isinstance(v, float)}
+    winners = {str(v).upper() for path, v in leaves.items() if path == ("winner",)}
+    # the text after the answer, with every other JSON object blanked out (their fields were compared above)
+    tail = list(answer)
+    for o in objects:
+        if o.end > chosen.end:
+            tail[o.start : o.end] = " " * (o.end - o.start)
+    after = "".join(tail)[chosen.end :]
+    if not after.strip():
+        return None
+    shown = " ".join(answer[chosen.start : chosen.end].split())
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    if len(scores) == 1:
+        (score,) = scores
+        for c in score_candidates(after):
+            if c.tier == 1 and not c.in_list and c.value != score:
+                return (f"{CONFLICTING}: the JSON answer {shown!r} gives score {score:g}, and after it "
+                        f"{c.text!r} gives {c.value:g}")
+    if len(winners) == 1:
+        (winner,) = winners
+        winner = {"C": "TIE"}.get(winner, winner)
+        for w in winner_candidates(after):
+            if w.tier <= 2 and w.value != winner:
+                return (f"{CONFLICTING}: the JSON answer {shown!r} names winner {winner}, and after it "
+                        f"{w.text!r} names {w.value}")
+    return None
 
 
 def require(obj: Mapping[str, Any], key: str, where: str = "") -> Any:
