@@ -20,7 +20,16 @@ from typing import Any
 # Importing judgelab changes no environment variable: litellm's offline price map is scoped to litellm's
 # import (judgelab.backends.pricing.offline_litellm), OpenMP's thread policy to the embedded judge's first use.
 from judgelab.errors import JudgelabError
-from judgelab.judgments import COLUMNS, STATUSES, aggregate_repeats, fill_unscored, load, make_table, save, validate
+from judgelab.judgments import (
+    COLUMNS,
+    STATUSES,
+    aggregate_repeats,
+    fill_unscored,
+    load,
+    make_table,
+    save,
+    validate,
+)
 
 __version__ = "0.1.0"
 
