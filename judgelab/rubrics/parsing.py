@@ -36,7 +36,7 @@ from judgelab.rubrics.reply_text import (
     split_thinking,
     strip_code_fences,
 )
-from judgelab.rubrics.verdict_conflicts import CONFLICTING, SCORE_KEYS, json_conflict, verdict_leaves
+from judgelab.rubrics.verdict_conflicts import SCORE_KEYS, Mark, json_conflict, mark_conflict, verdict_leaves
 from judgelab.rubrics.verdict_text import score_candidates, winner_candidates
 
 __all__ = [
@@ -97,34 +97,39 @@ def extract_json_object(raw: str) -> dict[str, Any]:
 
 
 def _statement_after(answer: str, chosen: JsonObject, objects: list[JsonObject]) -> str | None:
-    """A score or winner stated in the text after the JSON answer that differs from its single one."""
+    """The conflict, if any, between the JSON answer's single score / winner and the reply's text around the
+    JSON objects: another verdict token, a statement after the answer, a quoted verdict (the rule of
+    :mod:`judgelab.rubrics.verdict_conflicts`, as the free-text readers apply it)."""
     leaves = verdict_leaves(chosen.value)
     scores = {v for path, v in leaves.items() if path[-1] in SCORE_KEYS and isinstance(v, float)}
     winners = {str(v).upper() for path, v in leaves.items() if path == ("winner",)}
-    # the text after the answer, with every other JSON object blanked out (their fields were compared above)
-    tail = list(answer)
-    for o in objects:
-        if o.end > chosen.end:
-            tail[o.start : o.end] = " " * (o.end - o.start)
-    after = "".join(tail)[chosen.end :]
-    if not after.strip():
+    if len(scores) != 1 and len(winners) != 1:
         return None
+    text = list(answer)
+    for o in objects:  # their fields were compared above; only the text around them is read here
+        text[o.start : o.end] = " " * (o.end - o.start)
+    blanked = "".join(text)
+    if not blanked.strip():
+        return None
+    offset = len(blanked) - len(blanked.lstrip())  # the readers' positions start at the first non-blank
     shown = " ".join(answer[chosen.start : chosen.end].split())
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    marks: list[Mark] = []
     if len(scores) == 1:
-        (score,) = scores
-        for c in score_candidates(after):
-            if c.tier == 1 and not c.in_list and c.value != score:
-                return (f"{CONFLICTING}: the JSON answer {shown!r} gives score {score:g}, and after it "
-                        f"{c.text!r} gives {c.value:g}")
-    if len(winners) == 1:
-        (winner,) = winners
-        winner = {"C": "TIE"}.get(winner, winner)
-        for w in winner_candidates(after):
-            if w.tier <= 2 and w.value != winner:
-                return (f"{CONFLICTING}: the JSON answer {shown!r} names winner {winner}, and after it "
-                        f"{w.text!r} names {w.value}")
-    return None
+        answer_mark = Mark(next(iter(scores)), chosen.start, shown, 1, formal=True)
+        marks = [Mark(c.value, c.start + offset, c.text, c.tier, c.formal, c.quoted)
+                 for c in score_candidates(blanked) if not c.in_list and c.tier <= 2]
+        statement_tier, show = 1, (lambda v: f"{v:g}")
+    else:
+        winner = next(iter(winners))
+        answer_mark = Mark({"C": "TIE"}.get(winner, winner), chosen.start, shown, 1, formal=True)
+        marks = [Mark(w.value, w.start + offset, w.text, w.tier, w.formal, w.quoted)
+                 for w in winner_candidates(blanked) if w.tier <= 2]
+        statement_tier, show = 2, str
+    if not marks:
+        return None
+    ordered = sorted([answer_mark, *marks], key=lambda m: m.start)
+    return mark_conflict(answer_mark, ordered, statement_tier=statement_tier, quoted_tier=2, shown=show)
 
 
 def require(obj: Mapping[str, Any], key: str, where: str = "") -> Any:

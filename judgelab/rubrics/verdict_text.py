@@ -1,7 +1,7 @@
 """Verdicts written as free text: a score, a pairwise winner, an option letter, a yes/no.
 
 Every reader takes the judge's raw reply, sets ``<think>`` reasoning aside
-(:func:`judgelab.rubrics.parsing.answer_text`), and returns a :class:`TextVerdict` (the value, the
+(:func:`judgelab.rubrics.reply_text.answer_text`), and returns a :class:`TextVerdict` (the value, the
 span it came from, the rule that decided) or raises :class:`ParseFailure` saying what was wrong.
 Nothing is guessed from a stray digit.
 
@@ -15,7 +15,9 @@ found nothing:
    in terms of ...", "irrelevant (1)." when it is the only parenthesized number); the last one wins.
 3. a final standalone number: ``... the summary misstates the scorer. 2.``
 
-When a tier holds several marks: marks on the scale beat marks on another scale; a mark in running
+A verdict token -- a JSON ``score`` field (also ``rating``, ``grade``, ``final_score`` and the caller's
+labels), ``[[N]]``, ``[RESULT] N`` -- decides over phrases when the reply has one. Otherwise, when a
+tier holds several marks: marks on the scale beat marks on another scale; a mark in running
 text beats the sub-scores of a list ("1. Grammar: 3/5", "* Accuracy: 5/5"); a phrase naming the
 *final*/*overall*/*total* score (or ``[RESULT]``) beats the others; and among equals the LAST wins
 (the verdict closes the reply; an echoed instruction or a self-correction comes earlier).
@@ -32,7 +34,21 @@ takes integers, it is a ParseFailure naming the value -- never a clamp, never a 
 ``[[A>>B]]``/``[[A>B]]``/``[[A=B]]`` (Arena-Hard), then phrases ("Output (a) is better",
 "Assistant B is better", "Winner: A", "I prefer Response B"), then a reply that starts with the
 label ("Output (b)", "A", "(a)"). The last verdict of the strongest tier wins; a negated or
-hypothetical phrase ("neither Output (a) nor Output (b) is better") does not count.
+hypothetical phrase ("neither Output (a) nor Output (b) is better") does not count. A JSON ``winner``
+field counts as a verdict token.
+
+**Labels** (:func:`read_label`): the whole answer, "Label: X" / "Verdict: X" phrases, or a leading label,
+among the labels a caller declares.
+
+**Conflicting verdicts are not guessed** (:mod:`judgelab.rubrics.verdict_conflicts`): the tiers above choose
+among candidates that agree or revise one another (a stated score after a first guess; a "final" score
+after a draft). They never choose between verdicts that disagree: two verdict tokens (a JSON score/winner
+field, ``[[N]]``, ``[[A]]``, ``[RESULT] N``) with different values, a statement after a verdict token that
+differs from it, or a verdict in a quoted passage ("...", a code block, a ``>`` line: the response under
+review or the instructions, cited) that differs from the judge's own make the reply a ParseFailure
+"conflicting verdicts: <one> and <the other>". Quoted verdicts naming several values (the instructions'
+list of options) are set aside; agreeing duplicates are read. A JSON object's own text never counts as a
+phrase ("explanation": "a score of 3 was tempting" is not a second score).
 """
 
 from __future__ import annotations
