@@ -33,6 +33,7 @@ from judgelab.rubrics.reply_text import (
     Reply,
     answer_text,
     json_objects,
+    quoted_regions,
     split_thinking,
     strip_code_fences,
 )
@@ -205,13 +206,23 @@ def last_score_token(text: str, low: int, high: int, label: str = "score") -> in
     """The LAST ``<label>: N`` in free text (the rationale comes first); strict on range.
 
     Only the exact label followed by a colon/equals counts, so "downgrade: 2" or "score of the
-    previous answer" are not read as scores.
+    previous answer" are not read as scores. A ``<label>: N`` inside a quoted passage (quotes, a code
+    block, a ``>`` line) is cited, not said: it is read only when nothing else is, and one that differs
+    from the judge's own is a ParseFailure "conflicting verdicts" (:mod:`judgelab.rubrics.verdict_conflicts`).
     """
+    answer = answer_text(text)
     pattern = re.compile(rf"(?<![A-Za-z_]){re.escape(label)}\s*[:=]\s*\**\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
-    hits = pattern.findall(answer_text(text))
-    if not hits:
+    quoted = quoted_regions(answer, json_objects(strip_code_fences(answer)))
+    numbers = {m.start(): m.group(1) for m in pattern.finditer(answer)}
+    marks = [Mark(float(m.group(1)), m.start(), m.group(0), 1,
+                  quoted=any(s <= m.start() and m.end() <= e for s, e in quoted)) for m in pattern.finditer(answer)]
+    if not marks:
         raise ParseFailure(f"no '{label}: N' found in the output")
-    return as_integer_score(hits[-1], low, high, label)
+    chosen = ([m for m in marks if not m.quoted] or marks)[-1]
+    conflict = mark_conflict(chosen, marks, statement_tier=1, quoted_tier=1, shown=lambda v: f"{v:g}")
+    if conflict is not None:
+        raise ParseFailure(conflict)
+    return as_integer_score(numbers[chosen.start], low, high, label)
 
 
 def match_criterion_entries(entries: list[Any], criteria: Sequence[Any]) -> dict[str, Mapping[str, Any]]:
