@@ -7,7 +7,6 @@ unreadable cells) is in :func:`from_frame`'s docstring: ``help(judgelab.from_fra
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -18,6 +17,16 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from judgelab.datasets.frame_checks import (
+    Where,
+    cell_text,
+    check_columns,
+    check_duplicates,
+    check_label_types,
+    check_orders_named,
+    is_missing,
+    shown_value,
+)
 from judgelab.datasets.frame_text import (
     FrameImportError,
     ParseRule,
@@ -221,7 +230,7 @@ def from_frame(
         frame, lines = _read_source(Path(frame), missing_values, text_columns)
     elif not isinstance(frame, pd.DataFrame):
         raise FrameImportError(f"from_frame reads a pandas DataFrame or a file path, not {type(frame).__name__}")
-    where = _Where(frame, from_file=source_name is not None, lines=lines)
+    where = Where(frame, from_file=source_name is not None, lines=lines)
     value_columns, kind = _shape(frame, judge, score, label, winner, judges, kind)
     if winner_in not in ("shown", "original"):
         raise FrameImportError(f"winner_in must be 'shown' or 'original', not {winner_in!r}")
@@ -232,7 +241,7 @@ def from_frame(
     named = [("item_id", item_id), ("judge", judge), ("score", score), ("label", label), ("winner", winner),
              ("gold", gold), ("criterion", criterion), ("condition", condition), ("repeat", repeat),
              ("cluster", cluster), *(("keep", c) for c in keep), *(("judges", c) for c in (judges or ()))]
-    _check_columns(frame, [(role, col) for role, col in named if col is not None])
+    check_columns(frame, [(role, col) for role, col in named if col is not None])
     reserved = [c for c in (cluster, *keep) if c is not None and c in _TABLE_NAMES]
     if reserved:
         raise FrameImportError(f"columns {reserved} would overwrite judgments-table columns; pass them as "
@@ -245,11 +254,11 @@ def from_frame(
     reader = text_reader(parse, kind, scale=mapper.scale, labels=mapper.labels)
     base = _base_columns(frame, item_id, criterion, condition, repeat, condition_values, where)
     if kind == "pairwise" and condition is not None and condition_values is None:
-        _check_orders_named(base["condition"], condition)
+        check_orders_named(base["condition"], condition)
     run = run_id or (f"from_frame:{source_name}" if source_name else "from_frame")
     carried = [c for c in (cluster, *keep) if c is not None]
     if kind == "label" and reader is None:
-        _check_label_types(frame, [*value_columns, *([gold] if gold else [])], missing_values)
+        check_label_types(frame, [*value_columns, *([gold] if gold else [])], missing_values)
     rows: list[dict[str, Any]] = []
     if judge is not None:  # long form
         judge_names = _required_text(frame[judge], judge, "judge", where, missing_values)
@@ -257,14 +266,18 @@ def from_frame(
     else:
         mapping = dict(judges) if isinstance(judges, Mapping) else {c: c for c in value_columns}
         for col in value_columns:
-            if frame[col].map(lambda v: _is_missing(v, missing_values)).all():
+            if frame[col].map(lambda v: is_missing(v, missing_values)).all():
                 raise FrameImportError(f"judge column {col!r} has no value in any of its {len(frame)} rows; "
                                        "drop it from judges= or check the column (and the file's separator)")
             names = pd.Series(mapping[col], index=frame.index)
             rows += _judge_rows(frame, col, names, base, mapper, kind, winner_in, carried, reader)
     if gold is not None:
+        taken = sorted({row["judge"] for row in rows} & {gold_judge})
+        if taken:
+            raise FrameImportError(f"a judge is named {gold_judge!r}, the name the gold column's rows take; pass "
+                                   "gold_judge= with another name (e.g. gold_judge='human')")
         rows += _gold_rows(frame, gold, gold_judge, base, mapper, carried, where)
-    _check_duplicates(rows, where)
+    check_duplicates(rows, where)
     for row in rows:
         row.pop("_pos")
         row.update(run_id=run, rubric=rubric)
@@ -278,31 +291,6 @@ def from_frame(
 
 _TABLE_NAMES = frozenset(("run_id", "item_id", "rubric", "rubric_version", "criterion", "side", "judge", "condition",
                           "repeat", "status", "unscored_reason", "score", "winner", "verdict", "detail", "raw_output"))
-
-
-class _Where:
-    """Names a source row in messages: files by data row (1-based, header not counted) and line, frames by
-    0-based position (and index label when the index is not 0, 1, 2, ...)."""
-
-    def __init__(self, frame: pd.DataFrame, *, from_file: bool, lines: Sequence[str] | None = None) -> None:
-        self.index = list(frame.index)
-        self.from_file = from_file
-        self.lines = lines
-        self.positional = list(self.index) == list(range(len(self.index)))
-
-    def __call__(self, pos: int) -> str:
-        if self.from_file:
-            return f"data row {self.index[pos]}" + (f", {self.lines[pos]}" if self.lines else "")
-        return f"row {pos}" if self.positional else f"row {pos} (index {_shown(self.index[pos])!r})"
-
-    @property
-    def unit(self) -> str:
-        """How rows are counted, for messages naming several."""
-        return "data rows count from 1 after the header" if self.from_file else "rows are 0-based positions"
-
-    def label(self, pos: int) -> Any:
-        value = self.index[pos]
-        return int(value) if isinstance(value, int | np.integer) else str(value)
 
 
 def _shape(frame: pd.DataFrame, judge: str | None, score: str | None, label: str | None, winner: str | None,
@@ -340,58 +328,16 @@ def _shape(frame: pd.DataFrame, judge: str | None, score: str | None, label: str
     return columns, kind
 
 
-def _check_columns(frame: pd.DataFrame, named: Sequence[tuple[str, str]]) -> None:
-    present = [str(c) for c in frame.columns]
-    for role, col in named:
-        if col in frame.columns:
-            continue
-        hint = ""
-        bom = [c for c in present if c.lstrip("\ufeff") == col]
-        if bom:
-            hint = (f"; the frame has {bom[0]!r}, which starts with a byte-order mark: pass the file path to "
-                    "from_frame, or read it with encoding='utf-8-sig'")
-        else:
-            close = difflib.get_close_matches(str(col), present, n=3)
-            if close:
-                hint = f"; did you mean {', '.join(map(repr, close))}?"
-        shown = ", ".join(map(repr, present[:20])) + (" ..." if len(present) > 20 else "")
-        raise FrameImportError(f"{role}={col!r} is not a column of the frame (columns: {shown}){hint}")
-
-
-def _is_missing(value: Any, missing_values: Sequence[str]) -> bool:
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    if isinstance(value, float | np.floating) and math.isnan(value):
-        return True
-    return isinstance(value, str) and value in missing_values
-
-
-def _shown(value: Any) -> Any:
-    """A cell as a plain Python value, for messages (np.float64(1.5) -> 1.5)."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _text(value: Any) -> str:
-    """A cell as label text: integral numbers without ".0", everything else as str()."""
-    if isinstance(value, bool | np.bool_):
-        return str(bool(value))
-    if isinstance(value, int | np.integer):
-        return str(int(value))
-    if isinstance(value, float | np.floating) and float(value).is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def _required_text(column: pd.Series, name: str, role: str, where: _Where, missing_values: Sequence[str]) -> pd.Series:
-    empty = [i for i, v in enumerate(column) if _is_missing(v, missing_values)]
+def _required_text(column: pd.Series, name: str, role: str, where: Where, missing_values: Sequence[str]) -> pd.Series:
+    empty = [i for i, v in enumerate(column) if is_missing(v, missing_values)]
     if empty:
         rows = ", ".join(where(i) for i in empty[:5])
         raise FrameImportError(f"column {name!r} ({role}) is empty in {len(empty)} rows ({rows}); every row needs one")
-    return column.map(_text)
+    return column.map(cell_text)
 
 
 def _base_columns(frame: pd.DataFrame, item_id: str, criterion: str | None, condition: str | None,
-                  repeat: str | None, condition_values: Mapping[Any, str] | None, where: _Where) -> pd.DataFrame:
+                  repeat: str | None, condition_values: Mapping[Any, str] | None, where: Where) -> pd.DataFrame:
     """item_id, criterion, condition and repeat per source row (defaults where no column is named)."""
     base = pd.DataFrame(index=frame.index)
     base["item_id"] = _required_text(frame[item_id], item_id, "item_id", where, ())
@@ -399,7 +345,7 @@ def _base_columns(frame: pd.DataFrame, item_id: str, criterion: str | None, cond
     if condition:
         values = _required_text(frame[condition], condition, "condition", where, ())
         if condition_values is not None:
-            mapping = {_text(k): str(v) for k, v in condition_values.items()}
+            mapping = {cell_text(k): str(v) for k, v in condition_values.items()}
             unknown = sorted(set(values) - set(mapping))
             if unknown:
                 first = next(i for i, v in enumerate(values) if v in unknown)
@@ -415,7 +361,7 @@ def _base_columns(frame: pd.DataFrame, item_id: str, criterion: str | None, cond
                if pd.isna(n) or not float(n).is_integer() or n < 0]
         if bad:
             raise FrameImportError(f"column {repeat!r} (repeat) must hold whole numbers >= 0; {where(bad[0])} has "
-                                   f"{_shown(frame[repeat].iloc[bad[0]])!r}")
+                                   f"{shown_value(frame[repeat].iloc[bad[0]])!r}")
         base["repeat"] = numbers.astype("Int64")
     else:
         base["repeat"] = pd.NA
@@ -427,7 +373,7 @@ class _ValueMapper:
 
     def __init__(self, kind: str, *, labels: Sequence[Any] | None, scale: tuple[float, float] | None,
                  winner_values: Mapping[Any, str] | None, missing_values: Sequence[str], on_bad: str,
-                 where: _Where) -> None:
+                 where: Where) -> None:
         self.kind, self.missing_values, self.on_bad, self.where = kind, missing_values, on_bad, where
         if labels is not None and kind != "label":
             raise FrameImportError(f"labels= declares the labels of kind 'label'; this import is kind {kind!r}")
@@ -435,7 +381,7 @@ class _ValueMapper:
             raise FrameImportError(f"scale= declares the range of kind 'score'; this import is kind {kind!r}")
         if winner_values is not None and kind != "pairwise":
             raise FrameImportError(f"winner_values= maps pairwise winners; this import is kind {kind!r}")
-        self.labels = None if labels is None else [_text(v) for v in labels]
+        self.labels = None if labels is None else [cell_text(v) for v in labels]
         if scale is not None:
             low, high = (float(x) for x in scale)
             if not low < high:
@@ -444,7 +390,7 @@ class _ValueMapper:
         else:
             self.scale = None
         if winner_values is not None:
-            self.winners = {_text(k): str(v) for k, v in winner_values.items()}
+            self.winners = {cell_text(k): str(v) for k, v in winner_values.items()}
             bad = sorted({v for v in self.winners.values() if v not in _FLIP})
             if bad:
                 raise FrameImportError(f"winner_values= must map to 'A', 'B' or 'TIE', not {bad}")
@@ -455,7 +401,7 @@ class _ValueMapper:
     def __call__(self, value: Any, column: str, pos: int) -> tuple[Any, str | None]:
         if self.kind == "score":
             return self._score(value, column, pos)
-        text = _text(value)
+        text = cell_text(value)
         if self.kind == "label":
             if self.labels is not None and text not in self.labels:
                 return self._bad(f"value {text!r} in column {column!r} ({self.where(pos)}) is not one of the "
@@ -477,9 +423,9 @@ class _ValueMapper:
             except (TypeError, ValueError):
                 number = math.nan
         if not math.isfinite(number):
-            return self._bad(f"value {_shown(value)!r} in column {column!r} ({self.where(pos)}) is not a number")
+            return self._bad(f"value {shown_value(value)!r} in column {column!r} ({self.where(pos)}) is not a number")
         if self.scale is not None and not self.scale[0] <= number <= self.scale[1]:
-            return self._bad(f"value {_shown(value)!r} in column {column!r} ({self.where(pos)}) is outside the scale "
+            return self._bad(f"value {shown_value(value)!r} in column {column!r} ({self.where(pos)}) is outside the scale "
                              f"{self.scale[0]:g}-{self.scale[1]:g}")
         return number, None
 
@@ -498,10 +444,10 @@ def _judge_rows(frame: pd.DataFrame, column: str, judge_names: pd.Series, base: 
     for pos, value in enumerate(frame[column]):
         row: dict[str, Any] = {**records[pos], "judge": names[pos], **extra[pos], "_pos": pos}
         detail: dict[str, Any] = {"source": "from_frame", "column": str(column), "row": mapper.where.label(pos)}
-        if _is_missing(value, mapper.missing_values):
+        if is_missing(value, mapper.missing_values):
             row.update(status=MISSING, unscored_reason=f"missing in source (column {column!r}, {mapper.where(pos)})")
         else:
-            row["raw_output"] = text = _text(value)
+            row["raw_output"] = text = cell_text(value)
             status = PARSE_ERROR
             key = (type(value), text, row["criterion"] if reader is not None else "")
             if key in readable:  # most cells repeat a few values: map each once
@@ -533,7 +479,7 @@ def _judge_rows(frame: pd.DataFrame, column: str, judge_names: pd.Series, base: 
 
 
 def _gold_rows(frame: pd.DataFrame, gold: str, gold_judge: str, base: pd.DataFrame, mapper: _ValueMapper,
-               carried: Sequence[str], where: _Where) -> list[dict[str, Any]]:
+               carried: Sequence[str], where: Where) -> list[dict[str, Any]]:
     """One gold row per item and criterion (the first readable value); two different values are an error."""
     target = _VALUE_COLUMN[mapper.kind]
     rows: dict[tuple[str, str], dict[str, Any]] = {}
@@ -542,7 +488,7 @@ def _gold_rows(frame: pd.DataFrame, gold: str, gold_judge: str, base: pd.DataFra
     extra = frame[list(carried)].to_dict("records")
     for pos, value in enumerate(frame[gold]):
         key = (records[pos]["item_id"], records[pos]["criterion"])
-        missing = _is_missing(value, mapper.missing_values)
+        missing = is_missing(value, mapper.missing_values)
         mapped, reason = (None, None) if missing else mapper(value, str(gold), pos)
         ok = not missing and reason is None
         if key in readable:
@@ -561,76 +507,11 @@ def _gold_rows(frame: pd.DataFrame, gold: str, gold_judge: str, base: pd.DataFra
         if missing:
             row.update(status=MISSING, unscored_reason=f"missing in source (column {gold!r}, {where(pos)})")
         elif reason is not None:
-            row.update(status=PARSE_ERROR, unscored_reason=reason, raw_output=_text(value))
+            row.update(status=PARSE_ERROR, unscored_reason=reason, raw_output=cell_text(value))
         else:
-            row.update({"status": OK, target: mapped, "raw_output": _text(value)})
+            row.update({"status": OK, target: mapped, "raw_output": cell_text(value)})
             readable[key] = (pos, mapped)
         rows[key] = row
     return list(rows.values())
 
 
-def _numeric_text(value: str) -> float | None:
-    try:
-        number = float(value)
-    except ValueError:
-        return None
-    return number if math.isfinite(number) else None
-
-
-def _check_label_types(frame: pd.DataFrame, columns: Sequence[str], missing_values: Sequence[str]) -> None:
-    """Labels are compared as text ("2" and 2 are the same label, and "Tie" sits beside them): refused only
-    where text and numbers could never match -- a number beside a text spelling of another form ("2.0",
-    "02": the number 2 reads "2"), or a column of numbers beside a column of text with no label in common."""
-    texts: dict[str, set[str]] = {}
-    numbers: dict[str, set[str]] = {}
-    for col in columns:
-        values = [v for v in frame[col] if not _is_missing(v, missing_values)]
-        numbers[col] = {_text(v) for v in values if isinstance(v, int | float | np.number)
-                        and not isinstance(v, bool | np.bool_)}
-        texts[col] = {_text(v) for v in values} - numbers[col] if numbers[col] else {_text(v) for v in values}
-    if any(numbers.values()):
-        for col, found in texts.items():
-            odd = sorted(t for t in found if (n := _numeric_text(t)) is not None and _text(n) != t.strip())
-            if odd:
-                holder = next(c for c, n in numbers.items() if n)
-                raise FrameImportError(
-                    f"column {holder!r} holds numbers (read as text: {sorted(numbers[holder])[:3]}) and column "
-                    f"{col!r} the text {odd[0]!r}, which no number reads as; labels are compared as text: "
-                    "write them in one form first")
-    only_numbers = [c for c in columns if numbers[c] and not texts[c]]
-    only_text = [c for c in columns if texts[c] and not numbers[c]]
-    for a in only_numbers:
-        for b in only_text:
-            if not numbers[a] & texts[b]:
-                raise FrameImportError(
-                    f"judge columns hold labels of different types with none in common ({a!r}: numbers "
-                    f"{sorted(numbers[a])[:4]}, {b!r}: text {sorted(texts[b])[:4]}); they would never match: "
-                    "map them to one set of labels first")
-
-
-def _check_duplicates(rows: Sequence[Mapping[str, Any]], where: _Where) -> None:
-    seen: dict[tuple[Any, ...], int] = {}
-    for row in rows:
-        key = (row["item_id"], row["judge"], row["criterion"], row["condition"],
-               None if pd.isna(row["repeat"]) else int(row["repeat"]))
-        if key in seen:
-            raise FrameImportError(
-                f"judge {key[1]!r} has two verdicts for item {key[0]!r} (criterion {key[2]!r}, condition {key[3]!r}) "
-                f"in {where(seen[key])} and {where(row['_pos'])} ({where.unit}); name the column that tells them "
-                "apart (condition=, criterion= or repeat=)")
-        seen[key] = row["_pos"]
-
-
-def _check_orders_named(conditions: pd.Series, column: str) -> None:
-    """A pairwise import names its orders "original" / "swapped" (or maps them with condition_values=)."""
-    values = sorted(set(conditions))
-    if {"original", "swapped"} & set(values):
-        return
-    shown = values[:6] + (["..."] if len(values) > 6 else [])
-    if len(values) == 2:
-        fix = (f"pass condition_values={{{values[0]!r}: 'original', {values[1]!r}: 'swapped'}} (or the reverse: "
-               "which value is the order the gold labels are written in?)")
-    else:
-        fix = "pass condition_values= mapping them to 'original', 'swapped' (or names of other conditions)"
-    raise FrameImportError(f"column {column!r} (condition) holds {shown}, but pairwise winners are read per order "
-                           f"named 'original' and 'swapped' (a swapped order's winners are flipped); {fix}")

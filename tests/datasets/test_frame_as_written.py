@@ -113,3 +113,11 @@ def test_json_list_rows_are_named_by_object(tmp_path: Path) -> None:
     path.write_text(json.dumps([{"q": "a", "s": 1}, {"q": "b", "s": "x"}]), encoding="utf-8")
     t = from_frame(path, item_id="q", judges=["s"], kind="score", on_bad="unscored")
     assert "(data row 2, object 2)" in t["unscored_reason"].iloc[1]
+
+
+def test_a_judge_named_like_the_gold_rows_is_one_sentence() -> None:
+    df = pd.DataFrame({"q": ["a"], "gold": ["yes"], "human": ["no"]})
+    with pytest.raises(FrameImportError, match="a judge is named 'gold', the name the gold column's rows take"):
+        from_frame(df, item_id="q", judges=["gold"], gold="human", kind="label")
+    t = from_frame(df, item_id="q", judges=["gold"], gold="human", kind="label", gold_judge="human")
+    assert sorted(t["judge"]) == ["gold", "human"]
