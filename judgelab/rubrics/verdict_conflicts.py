@@ -26,6 +26,7 @@ are accepted. Plain score phrases that revise each other ("A score of 3 seemed r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -86,14 +87,25 @@ def mark_conflict(chosen: Mark, marks: Sequence[Mark], *, statement_tier: int, q
 
 
 # ---------------------------------------------------------------- JSON objects
+_NUMBER = re.compile(r"\s*-?\d+(?:\.\d+)?\s*")
+
+
 def _normal(value: Any) -> Any:
     if isinstance(value, bool):
         return value
     if isinstance(value, int | float):
         return float(value)
     if isinstance(value, str):
-        return " ".join(value.split()).lower()
+        return float(value) if _NUMBER.fullmatch(value) else " ".join(value.split()).lower()
     return value
+
+
+def _placeholder(value: Any) -> bool:
+    """A template's slot, not a verdict: "<score between 1 and 5>", "...", "A | B | TIE", ""."""
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    return not text or ("<" in text and ">" in text) or "..." in text or "|" in text
 
 
 def _element_name(element: Any, index: int) -> str:
@@ -108,7 +120,9 @@ def verdict_leaves(obj: Any) -> dict[tuple[str, ...], Any]:
     """The verdict fields of a JSON value: path -> normalized value.
 
     A field counts when its key is a verdict key (:data:`VERDICT_KEYS`) and it holds a number, boolean or
-    text, or when it is a number or boolean anywhere below a verdict key (``scores.coherence``). List
+    text, or when it is a number or boolean anywhere below a verdict key (``scores.coherence``); a
+    template's slot ("<score between 1 and 5>", "...", "A | B") is no verdict, and a number written as
+    text ("4") equals the number. List
     elements are named by their ``criterion`` / ``name`` field when they have one (else their position).
     """
     out: dict[tuple[str, ...], Any] = {}
@@ -121,8 +135,8 @@ def verdict_leaves(obj: Any) -> dict[tuple[str, ...], Any]:
         elif isinstance(value, list):
             for i, v in enumerate(value):
                 walk(v, (*path, _element_name(v, i)), keyed, inside)
-        elif value is not None and (isinstance(value, bool | int | float) and inside
-                                    or keyed and isinstance(value, str | bool | int | float)):
+        elif value is not None and not _placeholder(value) and (
+                isinstance(value, bool | int | float) and inside or keyed and isinstance(value, str | bool | int | float)):
             out[path] = _normal(value)
 
     walk(obj, (), False, False)

@@ -134,6 +134,11 @@ JSON_ANSWERS: list[tuple[str, float | str | Failure]] = [
      '{"scores": [{"criterion": "b", "score": 3}]}', Failure("scores.b.score=2, the one at character 77 says "
                                                            "scores.b.score=3")),
     ('A first thought was Score: 5.\n{"score": 2}', 2),  # reasoning before the answer is not a second verdict
+    # the editorial template echoed (its slots are no verdict), then the answer with the score as text
+    ("{'score': '<score between 1 and 5 from very poor to excellent>', 'explanation': '<why>'}\n"
+     "{'score': '4', 'explanation': 'Faithful and concise.'}", "4"),
+    ("{'score': '4', 'explanation': 'a'}\n{'score': 4, 'explanation': 'b'}", 4),  # "4" and 4 agree
+    ("{'score': '4', 'explanation': 'a'}\n{'score': 2, 'explanation': 'b'}", Failure("conflicting verdicts")),
 ]
 
 CHOICES: list[tuple[str, float | Failure]] = [
