@@ -29,6 +29,7 @@ import csv
 import io
 import json
 import math
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,7 @@ def read_delimited(path: Path, *, sep: str, missing_values: Sequence[str], error
     lines: list[int] = []
     ragged: list[tuple[int, int]] = []  # (line, fields) of records whose length differs from the header's
     last = 0
+    limit = csv.field_size_limit(sys.maxsize)  # a cell may be any size (the default stops at 128 KiB)
     try:
         for record in reader:
             first_line, last = last + 1, reader.line_num
@@ -165,9 +167,11 @@ def read_delimited(path: Path, *, sep: str, missing_values: Sequence[str], error
             rows.append(record)
             lines.append(first_line)
     except csv.Error as exc:
-        raise error(f"cannot read {path.name} as {name}: line {reader.line_num}: {exc} (an unclosed quote makes "
+        raise error(f"cannot read {path.name} as {name}: the record from line {last + 1}: {exc} (an unclosed quote makes "
                     "the rest of a file one cell; a cell with a line break, a delimiter or a quote must be quoted, "
                     'with a quote inside written as "")') from None
+    finally:
+        csv.field_size_limit(limit)
     if header is None:
         raise error(f"data file is empty: {path}")
     _check_header(path, header, header_line, error)

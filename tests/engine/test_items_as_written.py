@@ -73,8 +73,14 @@ def test_the_reported_cases(tmp_path: Path) -> None:
     with pytest.raises(ItemsError, match=r"names column 'prompt' twice \(columns 2 and 3\)"):
         read_items(tmp_path / "c.csv")
     (tmp_path / "d.csv").write_text('item_id,prompt\n1,"a"b\n', encoding="utf-8")
-    with pytest.raises(ItemsError, match=r"cannot read d.csv as CSV: line 2: "):
+    with pytest.raises(ItemsError, match=r"cannot read d.csv as CSV: the record from line 2: "):
         read_items(tmp_path / "d.csv")
+    (tmp_path / "f.csv").write_text('item_id,prompt\n1,a\n2,"never closed\n3,c\n', encoding="utf-8")
+    with pytest.raises(ItemsError, match=r"the record from line 3: unexpected end of data \(an unclosed quote"):
+        read_items(tmp_path / "f.csv")
+    # a cell beyond the csv module's default 128 KiB limit is read whole
+    (tmp_path / "g.csv").write_text("item_id,prompt\n1," + "x" * 300_000 + "\n", encoding="utf-8")
+    assert len(read_items(tmp_path / "g.csv")["prompt"].iloc[0]) == 300_000
     # an id that is a JSON list or object is not text
     (tmp_path / "e.jsonl").write_text('{"item_id": "a"}\n{"item_id": [1, 2]}\n', encoding="utf-8")
     with pytest.raises(ItemsError, match=r"line 2: 'item_id' is a JSON list, not text or a number"):
