@@ -34,7 +34,7 @@ from judgelab.datasets.frame_text import (
     count_unscored_as,
     text_reader,
 )
-from judgelab.datasets.text_tables import read_delimited, read_json_records
+from judgelab.datasets.text_tables import id_text, read_delimited, read_json_records
 from judgelab.judgments import MISSING, OK, PARSE_ERROR, make_table, validate
 
 __all__ = ["DEFAULT_MISSING", "DEFAULT_WINNER_VALUES", "FrameImportError", "Kind", "example_path", "from_frame",
@@ -340,7 +340,9 @@ def _base_columns(frame: pd.DataFrame, item_id: str, criterion: str | None, cond
                   repeat: str | None, condition_values: Mapping[Any, str] | None, where: Where) -> pd.DataFrame:
     """item_id, criterion, condition and repeat per source row (defaults where no column is named)."""
     base = pd.DataFrame(index=frame.index)
-    base["item_id"] = _required_text(frame[item_id], item_id, "item_id", where, ())
+    _required_text(frame[item_id], item_id, "item_id", where, ())  # names the empty cells
+    base["item_id"] = [id_text(v, where=f"column {item_id!r} (item_id) in {where(i)}", error=FrameImportError)
+                       for i, v in enumerate(frame[item_id])]
     base["criterion"] = _required_text(frame[criterion], criterion, "criterion", where, ()) if criterion else "overall"
     if condition:
         values = _required_text(frame[condition], condition, "condition", where, ())

@@ -121,3 +121,10 @@ def test_a_judge_named_like_the_gold_rows_is_one_sentence() -> None:
         from_frame(df, item_id="q", judges=["gold"], gold="human", kind="label")
     t = from_frame(df, item_id="q", judges=["gold"], gold="human", kind="label", gold_judge="human")
     assert sorted(t["judge"]) == ["gold", "human"]
+
+
+def test_a_float_id_beyond_2_53_is_refused_as_in_items() -> None:
+    df = pd.DataFrame({"q": [float(2**53), 1.0], "j": ["yes", "no"]})
+    with pytest.raises(FrameImportError, match=r"column 'q' \(item_id\) in row 0 is the float 9007199254740992.0"):
+        from_frame(df, item_id="q", judges=["j"], kind="label")
+    assert list(from_frame(df.iloc[1:], item_id="q", judges=["j"], kind="label")["item_id"]) == ["1"]
