@@ -47,8 +47,10 @@ __all__ = [
     "strip_code_fences", "word_count",
 ]
 
-# 3: conflicting verdicts (two JSON answers, a JSON answer and a later statement, a quoted verdict) are unparsed
-PARSING_VERSION = "3"
+# 2: <think> blocks set aside; free-text verdicts (verdict_text); no clamping. Not bumped for the conflicting-
+# verdicts rule: the version is part of every rubric's fingerprint and so of the request cache key, and a
+# stricter reading of the same answers must not make a rerun pay for them again (reparse re-reads a table).
+PARSING_VERSION = "2"
 
 _REFUSAL = re.compile(
     r"\b(i\s*(?:can(?:no|')t|cannot|am\s+(?:not\s+able|unable)|'m\s+(?:not\s+able|unable)|won't|will\s+not)"
