@@ -10,7 +10,7 @@ same parsing layer the rubrics use, and get a small typed result back -- never a
 0.5
 >>> parse_score("I cannot tell.", scale=(1, 3)).reason
 "no score found: no 'score: N', 'N/3', 'N out of 3', '[[N]]', '[RESULT] N' or final number in 'I cannot tell.'"
->>> parse_winner("Both are fine, but Output (b) is more accurate.").value
+>>> parse_winner("Both are fine, but Output (b) is better.").value
 'B'
 
 Each function returns a :class:`Parsed`: ``value`` (None when unreadable), ``reason`` (why not),

@@ -85,3 +85,11 @@ def test_labels_winners_and_the_public_names() -> None:
     assert parse_winner("Assistant B is better. [[B]]").value == "B"
     assert parse_winner("Both are equally good. [[C]]").value == "TIE"
     assert {"parse_score", "parse_winner", "parse_label", "Parsed"} <= set(judgelab.__all__)
+
+
+def test_the_module_examples_are_true() -> None:
+    import doctest
+
+    from judgelab.rubrics import parse_text
+
+    assert doctest.testmod(parse_text).failed == 0
