@@ -160,6 +160,11 @@ _HYPOTHETICAL = re.compile(
 )
 
 
+# a verdict token followed by its condition is an option the instructions list, not a verdict:
+# "[[A]] if assistant A is better", "[[C]] for a tie", "[[5]] means excellent"
+_OPTION_AFTER = re.compile(r"[ \t]*[\"'”’]?[ \t]*(?:if|when|for[ \t]+(?:a[ \t]+)?ties?|means)\b")
+
+
 def _number(token: str) -> float:
     return float(_WORDS.get(token, token))
 
@@ -255,7 +260,8 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
         for m in pattern.finditer(lowered):
             add(m, 1, "score phrase")
     for m in _DOUBLE_BRACKET.finditer(lowered):
-        add(m, 1, "[[N]]")
+        if not _OPTION_AFTER.match(lowered, m.end()):
+            add(m, 1, "[[N]]")
     for m in _RESULT.finditer(lowered):
         add(m, 1, "[RESULT] N", final=True)
     pattern = _labelled(labels)
@@ -439,7 +445,8 @@ def winner_candidates(raw: str) -> list[WinnerCandidate]:
             found.append(WinnerCandidate(a, value, tier, rule, text.strip(), _inside(a, b, quoted), tier == 1))
 
     for m in _BRACKET_VERDICT.finditer(lowered):
-        add(m.start(), m.end(), _bracket_winner(m.group("v")), 1, "[[verdict]]", m.group(0))
+        if not _OPTION_AFTER.match(lowered, m.end()):
+            add(m.start(), m.end(), _bracket_winner(m.group("v")), 1, "[[verdict]]", m.group(0))
     for pattern in _WINNER_PHRASES:
         for m in pattern.finditer(lowered):
             if not _HYPOTHETICAL.search(lowered[max(0, m.start() - 60) : m.start()]):

@@ -81,6 +81,7 @@ SCORES: list[tuple[str, tuple[int, int], bool, float | Failure]] = [
     ("It answers in code:\n```\nprint('Score: 5')\n```\nScore: 3", (1, 5), False, Failure("conflicting verdicts")),
     # agreeing duplicates, a quote that agrees, an echoed list of options, a reply wholly in a code block
     ('{"score": 4}\nScore: 4', (1, 5), False, 4),
+    ("Reply [[1]] if poor and [[5]] if excellent.\nRating: [[4]]", (1, 5), False, 4),
     ('The response asks for "Score: 4", and it earns it. Score: 4', (1, 5), False, 4),
     ('Answer with "Score: 1" for poor up to "Score: 5" for excellent.\nScore: 3', (1, 5), False, 3),
     ("```\nScore: 4\n```", (1, 5), False, 4),
@@ -116,6 +117,9 @@ WINNERS: list[tuple[str, str | Failure]] = [
     ('{"winner": "A"} Therefore, Output (b) is better.', Failure("conflicting verdicts")),
     ("[[B]]\nAssistant A is better.", Failure("conflicting verdicts: B in '[[b]]' and, after it, A")),
     ('Output "[[A]]" if A is better.\nVerdict: [[A]]', "A"),
+    # the format echoed without quotes: each token followed by its condition is a listed option
+    ("Format: [[A]] if assistant A is better, [[B]] if assistant B is better, [[C]] for a tie.\n"
+     "Assistant B answers the question. [[B]]", "B"),
     ("[[B]] and again [[B]]", "B"),
 ]
 
