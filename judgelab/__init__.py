@@ -20,7 +20,16 @@ from typing import Any
 # Importing judgelab changes no environment variable: litellm's offline price map is scoped to litellm's
 # import (judgelab.backends.pricing.offline_litellm), OpenMP's thread policy to the embedded judge's first use.
 from judgelab.errors import JudgelabError
-from judgelab.judgments import COLUMNS, STATUSES, load, make_table, save, validate
+from judgelab.judgments import (
+    COLUMNS,
+    STATUSES,
+    aggregate_repeats,
+    fill_unscored,
+    load,
+    make_table,
+    save,
+    validate,
+)
 
 __version__ = "0.1.0"
 
@@ -47,10 +56,15 @@ _LAZY = {
     "batch_run": "judgelab.engine.batch",
     "abatch_run": "judgelab.engine.batch",
     "from_frame": "judgelab.datasets.frame",
+    "parse_score": "judgelab.rubrics.parse_text",
+    "parse_winner": "judgelab.rubrics.parse_text",
+    "parse_label": "judgelab.rubrics.parse_text",
+    "Parsed": "judgelab.rubrics.parse_text",
     "report": "judgelab.viz.report",
 }
 
-__all__ = ["COLUMNS", "STATUSES", "JudgelabError", "load", "make_table", "save", "validate", "__version__", *_LAZY,
+__all__ = ["COLUMNS", "STATUSES", "JudgelabError", "aggregate_repeats", "fill_unscored", "load", "make_table", "save",
+           "validate", "__version__", *_LAZY,
            "stats", "datasets", "probes", "rubrics", "ensembles", "studies", "viz", "engine", "backends"]
 
 

@@ -247,7 +247,10 @@ def _coerce(df: pd.DataFrame) -> pd.DataFrame:
 def validate(df: pd.DataFrame) -> pd.DataFrame:
     """Check a table against the schema and the unscored-row invariants; return it coerced.
 
-    Raises JudgmentsTableError naming the column (and the first offending rows) on failure.
+    Refused: a missing column, an empty required column, an unknown status, an unscored row that carries
+    a score or winner or has no reason, a score of ±inf, a row with status "ok" and no value at all (a NaN
+    score included), two rows with one key. Raises JudgmentsTableError naming the column (and the first
+    offending rows) on failure.
     """
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
@@ -268,6 +271,18 @@ def validate(df: pd.DataFrame) -> pd.DataFrame:
             f"{int(scored_unscored.sum())} unscored rows carry a score or winner "
             f"(first: {list(df.index[scored_unscored][:5])}); an unscored row must not be scored"
         )
+    scores = df["score"].to_numpy(dtype=float, na_value=np.nan)
+    infinite = np.isinf(scores)
+    if infinite.any():
+        first = df.index[infinite][:5]
+        raise JudgmentsTableError(
+            f"{int(infinite.sum())} rows have an infinite score ({scores[infinite][0]:g}; first rows: {list(first)}); "
+            "a score is a finite number: make the row unscored with its reason, or fix the value")
+    empty = ~unscored & df["score"].isna() & df["winner"].isna() & df["verdict"].isna()
+    if empty.any():
+        raise JudgmentsTableError(
+            f"{int(empty.sum())} rows have status 'ok' but no score, winner or verdict (a NaN score counts as none; "
+            f"first rows: {list(df.index[empty][:5])}); give them a value, or an unscored status and a reason")
     no_reason = unscored & df["unscored_reason"].isna()
     if no_reason.any():
         raise JudgmentsTableError(

@@ -117,3 +117,23 @@ def test_aggregate_repeats_keeps_keys_with_a_missing_side_apart() -> None:
     assert len(out) == 3
     assert sorted(out["score"].astype(float)) == pytest.approx(sorted([1.5, 0.5, 0.5]))
     assert np.array_equal(out["n_repeats"].to_numpy(), [2, 2, 2])
+
+
+@pytest.mark.parametrize("value", [np.inf, -np.inf, float("inf")])
+def test_validate_refuses_an_infinite_score_in_one_sentence(value: float) -> None:
+    # an inf score with status ok reached kappa as a category; unscored or not, it is refused
+    table = make_table([{**BASE, "score": 2.0}, {**BASE, "item_id": "i2", "score": value}])
+    with pytest.raises(JudgmentsTableError, match=r"^1 rows have an infinite score \(-?inf; first rows: \[1\]\); "
+                                                  "a score is a finite number") as refused:
+        validate(table)
+    assert "\n" not in str(refused.value)
+
+
+def test_validate_refuses_an_ok_row_with_no_value() -> None:
+    # NaN with status ok: nothing to count, yet counted as scored
+    table = make_table([{**BASE, "score": 2.0}, {**BASE, "item_id": "i2", "score": 1.0}])
+    table.loc[1, "score"] = np.nan
+    with pytest.raises(JudgmentsTableError, match=r"^1 rows have status 'ok' but no score, winner or verdict"):
+        validate(table)
+    assert validate(make_table([{**BASE, "winner": "A"}, {**BASE, "item_id": "i2", "verdict": "yes"}]))["status"].eq(
+        OK).all()  # a winner or a verdict is a value

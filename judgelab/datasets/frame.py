@@ -7,8 +7,6 @@ unreadable cells) is in :func:`from_frame`'s docstring: ``help(judgelab.from_fra
 
 from __future__ import annotations
 
-import difflib
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -19,7 +17,24 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from judgelab.errors import JudgelabError
+from judgelab.datasets.frame_checks import (
+    Where,
+    cell_text,
+    check_columns,
+    check_duplicates,
+    check_label_types,
+    check_orders_named,
+    is_missing,
+    shown_value,
+)
+from judgelab.datasets.frame_text import (
+    FrameImportError,
+    ParseRule,
+    TextReader,
+    count_unscored_as,
+    text_reader,
+)
+from judgelab.datasets.text_tables import id_text, read_delimited, read_json_records
 from judgelab.judgments import MISSING, OK, PARSE_ERROR, make_table, validate
 
 __all__ = ["DEFAULT_MISSING", "DEFAULT_WINNER_VALUES", "FrameImportError", "Kind", "example_path", "from_frame",
@@ -38,10 +53,6 @@ _FLIP = {"A": "B", "B": "A", "TIE": "TIE"}
 _EXAMPLES = "examples"
 
 
-class FrameImportError(JudgelabError, ValueError):
-    """A frame or file that cannot be read as judgments; the message names the column, row and value."""
-
-
 def example_path(name: str) -> Path:
     """The path of an example file shipped with judgelab (``judgelab/datasets/examples/<name>``)."""
     folder = Path(str(resources.files("judgelab.datasets") / _EXAMPLES))
@@ -52,25 +63,38 @@ def example_path(name: str) -> Path:
     return path
 
 
-def read_frame(path: str | os.PathLike[str], *, missing_values: Sequence[str] = DEFAULT_MISSING) -> pd.DataFrame:
+def read_frame(path: str | os.PathLike[str], *, missing_values: Sequence[str] = DEFAULT_MISSING,
+               text_columns: Sequence[str] = ()) -> pd.DataFrame:
     """Read a CSV, TSV, JSONL, JSON (records) or Parquet file as it is, for :func:`from_frame`.
 
-    Text files are read as UTF-8 with an optional byte-order mark; CSV/TSV cells stay text (so
-    "007" stays "007") and only the ``missing_values`` strings become missing. A quoted cell may
-    hold line breaks. The index is the 1-based data row (the header not counted).
+    Text files are read as UTF-8 with an optional byte-order mark. CSV/TSV cells stay the text in the
+    file (so "007" stays "007" and "1.0" stays "1.0") and only the ``missing_values`` strings become
+    missing; a quoted cell may hold delimiters and line breaks. A record with more or fewer fields than
+    the header (or every record one field more: a nameless first column pandas would make the index),
+    a malformed quote or a repeated header name is one :class:`FrameImportError` naming the line: no
+    column is ever taken as an index or shifted. In JSON files, the numbers of ``text_columns`` keep the
+    text they were written with (``2.5`` -> "2.5", large integers exact; :mod:`judgelab.datasets.text_tables`).
+    The index is the 1-based data row (the header not counted).
     """
-    path = Path(path)
+    return _read_source(Path(path), missing_values, text_columns)[0]
+
+
+def _read_source(path: Path, missing_values: Sequence[str],
+                 text_columns: Sequence[str]) -> tuple[pd.DataFrame, list[str] | None]:
+    """The frame of a file and, per row, where it is in the file ("line 7"; None for Parquet)."""
     if not path.is_file():
         raise FrameImportError(f"no file at {path}")
     suffix = path.suffix.lower()
+    where: list[str] | None = None
     try:
         if suffix in (".csv", ".tsv", ".tab", ".txt"):
-            frame = pd.read_csv(path, sep="\t" if suffix in (".tsv", ".tab") else ",", dtype=str,
-                                keep_default_na=False, na_values=list(missing_values), encoding="utf-8-sig")
-        elif suffix in (".jsonl", ".ndjson"):
-            frame = pd.read_json(path, lines=True, dtype=False, encoding="utf-8-sig")
-        elif suffix == ".json":
-            frame = pd.DataFrame(json.loads(path.read_text(encoding="utf-8-sig")))
+            frame, lines = read_delimited(path, sep="\t" if suffix in (".tsv", ".tab") else ",",
+                                          missing_values=missing_values, error=FrameImportError)
+            where = [f"line {n}" for n in lines]
+        elif suffix in (".jsonl", ".ndjson", ".json"):
+            frame, numbers = read_json_records(path, text_columns=text_columns, error=FrameImportError,
+                                               lines=suffix != ".json")
+            where = [f"line {n}" if suffix != ".json" else f"object {n}" for n in numbers]
         elif suffix in (".parquet", ".pq"):
             frame = pd.read_parquet(path)
         else:
@@ -78,12 +102,14 @@ def read_frame(path: str | os.PathLike[str], *, missing_values: Sequence[str] = 
                                    ".parquet file, or read it yourself and pass the DataFrame")
     except FrameImportError:
         raise
-    except (pd.errors.ParserError, ValueError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise FrameImportError(f"cannot read {path.name}: it is not UTF-8 text (byte {exc.start}); re-encode it as "
+                               "UTF-8") from exc
+    except (ValueError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise FrameImportError(f"cannot read {path.name} as {suffix[1:].upper()}: {first} (an unclosed quote "
-                               "makes the rest of a CSV one cell; a cell with a line break must be quoted)") from exc
+        raise FrameImportError(f"cannot read {path.name} as {suffix[1:].upper()}: {first}") from exc
     frame.index = pd.RangeIndex(1, len(frame) + 1)
-    return frame
+    return frame, where
 
 
 def from_frame(
@@ -107,6 +133,8 @@ def from_frame(
     condition_values: Mapping[Any, str] | None = None,
     labels: Sequence[Any] | None = None,
     scale: tuple[float, float] | None = None,
+    parse: ParseRule | None = None,
+    unscored_as: Any = None,
     on_bad: Literal["raise", "unscored"] = "raise",
     gold_judge: str = "gold",
     missing_values: Sequence[str] = DEFAULT_MISSING,
@@ -154,24 +182,55 @@ def from_frame(
       (:data:`DEFAULT_MISSING`; real NaN/None always do);
     - **a value that cannot be mapped** (a label outside ``labels=``, a score outside ``scale=``, a
       winner not in the mapping, a score that is not a number) raises ONE error naming the column, the
-      row and the value; with ``on_bad="unscored"`` it becomes a ``parse_error`` row with that reason.
+      row and the value; with ``on_bad="unscored"`` it becomes a ``parse_error`` row with that reason;
+    - **a column of the judge's text answers** is read with ``parse=``: "score" (with ``scale=``; the row's
+      criterion name counts as a score label, so "Coherence: 3" reads 3 on criterion "coherence"),
+      "winner", "label" (with ``labels=``) or a function of the cell's text -- the parsing layer of the
+      rubrics (:func:`judgelab.parse_score`, :func:`judgelab.parse_winner`). An answer it cannot read is
+      an unscored row (status "parse_error", or "refusal") with the reason; gold columns are read as
+      values, not parsed. ``detail.parsed`` keeps the tier, rule and span that decided;
+    - **a publisher's rule for unreadable answers** is ``unscored_as=``: the judges' parse errors and
+      refusals counted as that value (LLMBar counts an unreadable verdict as a tie: ``unscored_as="TIE"``;
+      G-Eval scores it 0: ``unscored_as=0``), through :func:`judgelab.fill_unscored` -- the rows stay
+      countable (``unscored_reason`` keeps "counted as X (was parse_error: ...)");
+    - **labels are compared as text**: 2 and "2" are one label and "Tie" may sit beside them; refused
+      only when numbers and text could never match (a number beside "2.0", or a column of numbers and a
+      column of text with no label in common);
+    - **a pairwise import with a ``condition=`` column** needs the two orders named "original" and
+      "swapped" (values like "0"/"1" or "AB"/"BA" are mapped with ``condition_values=``; without it the
+      import refuses, naming the values it saw -- it never guesses which order is which).
 
-    Every judge row keeps the source cell as text in ``raw_output`` and its provenance (column, row)
-    in ``detail``.
+    **Mean of n sampled answers (G-Eval)** is two steps: import every sample as a repeat, then average::
+
+        t = from_frame(df, item_id="response_id", judge="judge", score="answer", criterion="criterion",
+                       repeat="sample", parse="score", scale=(1, 3))
+        means = judgelab.aggregate_repeats(t, unscored_as=0)   # G-Eval: an unreadable sample counts 0
+        # or aggregate_repeats(t): unreadable samples left out of each mean, counted in n_unscored_excluded
+
+    Rows are named in messages by their place in the source: in a file, "data row N" (1-based, the header
+    not counted) and its line ("line 7"; "object 7" in a JSON list); in a DataFrame, "row N" is the
+    0-based position (with the index label when the index is not 0, 1, 2, ...). Every judge row keeps the
+    source cell as text in ``raw_output`` and its provenance (column, row) in ``detail``.
+
+    Files are read as written (:func:`read_frame`): CSV/TSV cells are never type-guessed, the ids of a
+    JSON file keep the digits they were written with, and a CSV row with more or fewer fields than the
+    header is refused naming its line.
 
     Options: ``labels=`` declares the allowed labels (kind "label") and ``scale=(low, high)`` the
     allowed score range (kind "score"); without them any label / any finite number is accepted.
     ``run_id`` defaults to "from_frame:<file name>" (or "from_frame"), ``rubric`` to "imported".
-    Errors (an unknown or empty column, an empty frame, mixed label types, a judge column with no
-    value at all, two verdicts for one key, an unreadable file) raise :class:`FrameImportError`
-    with one sentence naming the column, row and value.
+    Errors (an unknown or empty column, an empty frame, labels that could never match, a judge column
+    with no value at all, two verdicts for one key, unnamed orders, an unreadable file) raise
+    :class:`FrameImportError` with one sentence naming the column, row and value.
     """
     source_name = Path(frame).name if isinstance(frame, str | os.PathLike) else None
+    lines: list[str] | None = None
     if isinstance(frame, str | os.PathLike):
-        frame = read_frame(frame, missing_values=missing_values)
+        text_columns = [c for c in (item_id, judge, criterion, condition, cluster) if c is not None]
+        frame, lines = _read_source(Path(frame), missing_values, text_columns)
     elif not isinstance(frame, pd.DataFrame):
         raise FrameImportError(f"from_frame reads a pandas DataFrame or a file path, not {type(frame).__name__}")
-    where = _Where(frame, from_file=source_name is not None)
+    where = Where(frame, from_file=source_name is not None, lines=lines)
     value_columns, kind = _shape(frame, judge, score, label, winner, judges, kind)
     if winner_in not in ("shown", "original"):
         raise FrameImportError(f"winner_in must be 'shown' or 'original', not {winner_in!r}")
@@ -182,58 +241,56 @@ def from_frame(
     named = [("item_id", item_id), ("judge", judge), ("score", score), ("label", label), ("winner", winner),
              ("gold", gold), ("criterion", criterion), ("condition", condition), ("repeat", repeat),
              ("cluster", cluster), *(("keep", c) for c in keep), *(("judges", c) for c in (judges or ()))]
-    _check_columns(frame, [(role, col) for role, col in named if col is not None])
+    check_columns(frame, [(role, col) for role, col in named if col is not None])
     reserved = [c for c in (cluster, *keep) if c is not None and c in _TABLE_NAMES]
     if reserved:
         raise FrameImportError(f"columns {reserved} would overwrite judgments-table columns; pass them as "
                                "item_id=/criterion=/condition=/repeat= or rename them first")
     mapper = _ValueMapper(kind, labels=labels, scale=scale, winner_values=winner_values,
                           missing_values=missing_values, on_bad=on_bad, where=where)
+    if parse == "winner" and winner_values is not None:
+        raise FrameImportError("parse='winner' reads A/B/TIE from the answer text itself; winner_values= maps "
+                               "values of a winner column: pass one or the other")
+    reader = text_reader(parse, kind, scale=mapper.scale, labels=mapper.labels)
     base = _base_columns(frame, item_id, criterion, condition, repeat, condition_values, where)
+    if kind == "pairwise" and condition is not None and condition_values is None:
+        check_orders_named(base["condition"], condition)
     run = run_id or (f"from_frame:{source_name}" if source_name else "from_frame")
     carried = [c for c in (cluster, *keep) if c is not None]
-    if kind == "label":
-        _check_label_types(frame, [*value_columns, *([gold] if gold else [])], missing_values)
+    if kind == "label" and reader is None:
+        check_label_types(frame, [*value_columns, *([gold] if gold else [])], missing_values)
     rows: list[dict[str, Any]] = []
     if judge is not None:  # long form
         judge_names = _required_text(frame[judge], judge, "judge", where, missing_values)
-        rows += _judge_rows(frame, value_columns[0], judge_names, base, mapper, kind, winner_in, carried)
+        rows += _judge_rows(frame, value_columns[0], judge_names, base, mapper, kind, winner_in, carried, reader)
     else:
         mapping = dict(judges) if isinstance(judges, Mapping) else {c: c for c in value_columns}
         for col in value_columns:
-            if frame[col].map(lambda v: _is_missing(v, missing_values)).all():
+            if frame[col].map(lambda v: is_missing(v, missing_values)).all():
                 raise FrameImportError(f"judge column {col!r} has no value in any of its {len(frame)} rows; "
                                        "drop it from judges= or check the column (and the file's separator)")
             names = pd.Series(mapping[col], index=frame.index)
-            rows += _judge_rows(frame, col, names, base, mapper, kind, winner_in, carried)
+            rows += _judge_rows(frame, col, names, base, mapper, kind, winner_in, carried, reader)
     if gold is not None:
+        taken = sorted({row["judge"] for row in rows} & {gold_judge})
+        if taken:
+            raise FrameImportError(f"a judge is named {gold_judge!r}, the name the gold column's rows take; pass "
+                                   "gold_judge= with another name (e.g. gold_judge='human')")
         rows += _gold_rows(frame, gold, gold_judge, base, mapper, carried, where)
-    _check_duplicates(rows, where)
+    check_duplicates(rows, where)
     for row in rows:
+        row.pop("_pos")
         row.update(run_id=run, rubric=rubric)
-    table = make_table(rows)
-    return validate(table)
+    table = validate(make_table(rows))
+    if unscored_as is not None:
+        table = count_unscored_as(table, unscored_as, kind, exclude_judge=gold_judge if gold is not None else None)
+    return table
 
 
 # ----------------------------------------------------------------------------------------------- internals
 
 _TABLE_NAMES = frozenset(("run_id", "item_id", "rubric", "rubric_version", "criterion", "side", "judge", "condition",
                           "repeat", "status", "unscored_reason", "score", "winner", "verdict", "detail", "raw_output"))
-
-
-class _Where:
-    """Names a source row in messages: "data row 7" for files (1-based), "row <index label>" for frames."""
-
-    def __init__(self, frame: pd.DataFrame, *, from_file: bool) -> None:
-        self.index = list(frame.index)
-        self.from_file = from_file
-
-    def __call__(self, pos: int) -> str:
-        return f"data row {self.index[pos]}" if self.from_file else f"row {self.index[pos]!r}"
-
-    def label(self, pos: int) -> Any:
-        value = self.index[pos]
-        return int(value) if isinstance(value, int | np.integer) else str(value)
 
 
 def _shape(frame: pd.DataFrame, judge: str | None, score: str | None, label: str | None, winner: str | None,
@@ -271,66 +328,26 @@ def _shape(frame: pd.DataFrame, judge: str | None, score: str | None, label: str
     return columns, kind
 
 
-def _check_columns(frame: pd.DataFrame, named: Sequence[tuple[str, str]]) -> None:
-    present = [str(c) for c in frame.columns]
-    for role, col in named:
-        if col in frame.columns:
-            continue
-        hint = ""
-        bom = [c for c in present if c.lstrip("\ufeff") == col]
-        if bom:
-            hint = (f"; the frame has {bom[0]!r}, which starts with a byte-order mark: pass the file path to "
-                    "from_frame, or read it with encoding='utf-8-sig'")
-        else:
-            close = difflib.get_close_matches(str(col), present, n=3)
-            if close:
-                hint = f"; did you mean {', '.join(map(repr, close))}?"
-        shown = ", ".join(map(repr, present[:20])) + (" ..." if len(present) > 20 else "")
-        raise FrameImportError(f"{role}={col!r} is not a column of the frame (columns: {shown}){hint}")
-
-
-def _is_missing(value: Any, missing_values: Sequence[str]) -> bool:
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    if isinstance(value, float | np.floating) and math.isnan(value):
-        return True
-    return isinstance(value, str) and value in missing_values
-
-
-def _shown(value: Any) -> Any:
-    """A cell as a plain Python value, for messages (np.float64(1.5) -> 1.5)."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _text(value: Any) -> str:
-    """A cell as label text: integral numbers without ".0", everything else as str()."""
-    if isinstance(value, bool | np.bool_):
-        return str(bool(value))
-    if isinstance(value, int | np.integer):
-        return str(int(value))
-    if isinstance(value, float | np.floating) and float(value).is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def _required_text(column: pd.Series, name: str, role: str, where: _Where, missing_values: Sequence[str]) -> pd.Series:
-    empty = [i for i, v in enumerate(column) if _is_missing(v, missing_values)]
+def _required_text(column: pd.Series, name: str, role: str, where: Where, missing_values: Sequence[str]) -> pd.Series:
+    empty = [i for i, v in enumerate(column) if is_missing(v, missing_values)]
     if empty:
         rows = ", ".join(where(i) for i in empty[:5])
         raise FrameImportError(f"column {name!r} ({role}) is empty in {len(empty)} rows ({rows}); every row needs one")
-    return column.map(_text)
+    return column.map(cell_text)
 
 
 def _base_columns(frame: pd.DataFrame, item_id: str, criterion: str | None, condition: str | None,
-                  repeat: str | None, condition_values: Mapping[Any, str] | None, where: _Where) -> pd.DataFrame:
+                  repeat: str | None, condition_values: Mapping[Any, str] | None, where: Where) -> pd.DataFrame:
     """item_id, criterion, condition and repeat per source row (defaults where no column is named)."""
     base = pd.DataFrame(index=frame.index)
-    base["item_id"] = _required_text(frame[item_id], item_id, "item_id", where, ())
+    _required_text(frame[item_id], item_id, "item_id", where, ())  # names the empty cells
+    base["item_id"] = [id_text(v, where=f"column {item_id!r} (item_id) in {where(i)}", error=FrameImportError)
+                       for i, v in enumerate(frame[item_id])]
     base["criterion"] = _required_text(frame[criterion], criterion, "criterion", where, ()) if criterion else "overall"
     if condition:
         values = _required_text(frame[condition], condition, "condition", where, ())
         if condition_values is not None:
-            mapping = {_text(k): str(v) for k, v in condition_values.items()}
+            mapping = {cell_text(k): str(v) for k, v in condition_values.items()}
             unknown = sorted(set(values) - set(mapping))
             if unknown:
                 first = next(i for i, v in enumerate(values) if v in unknown)
@@ -346,7 +363,7 @@ def _base_columns(frame: pd.DataFrame, item_id: str, criterion: str | None, cond
                if pd.isna(n) or not float(n).is_integer() or n < 0]
         if bad:
             raise FrameImportError(f"column {repeat!r} (repeat) must hold whole numbers >= 0; {where(bad[0])} has "
-                                   f"{_shown(frame[repeat].iloc[bad[0]])!r}")
+                                   f"{shown_value(frame[repeat].iloc[bad[0]])!r}")
         base["repeat"] = numbers.astype("Int64")
     else:
         base["repeat"] = pd.NA
@@ -358,7 +375,7 @@ class _ValueMapper:
 
     def __init__(self, kind: str, *, labels: Sequence[Any] | None, scale: tuple[float, float] | None,
                  winner_values: Mapping[Any, str] | None, missing_values: Sequence[str], on_bad: str,
-                 where: _Where) -> None:
+                 where: Where) -> None:
         self.kind, self.missing_values, self.on_bad, self.where = kind, missing_values, on_bad, where
         if labels is not None and kind != "label":
             raise FrameImportError(f"labels= declares the labels of kind 'label'; this import is kind {kind!r}")
@@ -366,7 +383,7 @@ class _ValueMapper:
             raise FrameImportError(f"scale= declares the range of kind 'score'; this import is kind {kind!r}")
         if winner_values is not None and kind != "pairwise":
             raise FrameImportError(f"winner_values= maps pairwise winners; this import is kind {kind!r}")
-        self.labels = None if labels is None else [_text(v) for v in labels]
+        self.labels = None if labels is None else [cell_text(v) for v in labels]
         if scale is not None:
             low, high = (float(x) for x in scale)
             if not low < high:
@@ -375,7 +392,7 @@ class _ValueMapper:
         else:
             self.scale = None
         if winner_values is not None:
-            self.winners = {_text(k): str(v) for k, v in winner_values.items()}
+            self.winners = {cell_text(k): str(v) for k, v in winner_values.items()}
             bad = sorted({v for v in self.winners.values() if v not in _FLIP})
             if bad:
                 raise FrameImportError(f"winner_values= must map to 'A', 'B' or 'TIE', not {bad}")
@@ -386,7 +403,7 @@ class _ValueMapper:
     def __call__(self, value: Any, column: str, pos: int) -> tuple[Any, str | None]:
         if self.kind == "score":
             return self._score(value, column, pos)
-        text = _text(value)
+        text = cell_text(value)
         if self.kind == "label":
             if self.labels is not None and text not in self.labels:
                 return self._bad(f"value {text!r} in column {column!r} ({self.where(pos)}) is not one of the "
@@ -408,9 +425,9 @@ class _ValueMapper:
             except (TypeError, ValueError):
                 number = math.nan
         if not math.isfinite(number):
-            return self._bad(f"value {_shown(value)!r} in column {column!r} ({self.where(pos)}) is not a number")
+            return self._bad(f"value {shown_value(value)!r} in column {column!r} ({self.where(pos)}) is not a number")
         if self.scale is not None and not self.scale[0] <= number <= self.scale[1]:
-            return self._bad(f"value {_shown(value)!r} in column {column!r} ({self.where(pos)}) is outside the scale "
+            return self._bad(f"value {shown_value(value)!r} in column {column!r} ({self.where(pos)}) is outside the scale "
                              f"{self.scale[0]:g}-{self.scale[1]:g}")
         return number, None
 
@@ -421,26 +438,38 @@ class _ValueMapper:
 
 
 def _judge_rows(frame: pd.DataFrame, column: str, judge_names: pd.Series, base: pd.DataFrame, mapper: _ValueMapper,
-                kind: str, winner_in: str, carried: Sequence[str]) -> list[dict[str, Any]]:
+                kind: str, winner_in: str, carried: Sequence[str], reader: TextReader | None) -> list[dict[str, Any]]:
     target = _VALUE_COLUMN[kind]
     rows = []
     records, extra, names = base.to_dict("records"), frame[list(carried)].to_dict("records"), list(judge_names)
-    readable: dict[tuple[type, str], Any] = {}
+    readable: dict[tuple[type, str, str], Any] = {}
     for pos, value in enumerate(frame[column]):
-        row: dict[str, Any] = {**records[pos], "judge": names[pos], **extra[pos]}
+        row: dict[str, Any] = {**records[pos], "judge": names[pos], **extra[pos], "_pos": pos}
         detail: dict[str, Any] = {"source": "from_frame", "column": str(column), "row": mapper.where.label(pos)}
-        if _is_missing(value, mapper.missing_values):
+        if is_missing(value, mapper.missing_values):
             row.update(status=MISSING, unscored_reason=f"missing in source (column {column!r}, {mapper.where(pos)})")
         else:
-            row["raw_output"] = text = _text(value)
-            if (type(value), text) in readable:  # most cells repeat a few values: map each once
-                mapped, reason = readable[type(value), text], None
+            row["raw_output"] = text = cell_text(value)
+            status = PARSE_ERROR
+            key = (type(value), text, row["criterion"] if reader is not None else "")
+            if key in readable:  # most cells repeat a few values: map each once
+                mapped, reason, parsed_detail = readable[key], None, None
+            elif reader is not None:
+                parsed = reader(value, row["criterion"])
+                if parsed.ok:
+                    mapped, reason = mapper(parsed.value, str(column), pos)
+                    parsed_detail = {"tier": parsed.tier, "rule": parsed.rule, "matched": parsed.matched}
+                else:
+                    mapped, status, parsed_detail = None, parsed.status, None
+                    reason = f"{parsed.reason} (column {column!r}, {mapper.where(pos)})"
             else:
-                mapped, reason = mapper(value, str(column), pos)
+                (mapped, reason), parsed_detail = mapper(value, str(column), pos), None
                 if reason is None:
-                    readable[type(value), text] = mapped
+                    readable[key] = mapped
+            if parsed_detail is not None:
+                detail["parsed"] = parsed_detail
             if reason is not None:
-                row.update(status=PARSE_ERROR, unscored_reason=reason)
+                row.update(status=status, unscored_reason=reason)
             else:
                 if kind == "pairwise" and winner_in == "shown" and row["condition"] == "swapped":
                     detail["shown_winner"] = mapped
@@ -452,7 +481,7 @@ def _judge_rows(frame: pd.DataFrame, column: str, judge_names: pd.Series, base: 
 
 
 def _gold_rows(frame: pd.DataFrame, gold: str, gold_judge: str, base: pd.DataFrame, mapper: _ValueMapper,
-               carried: Sequence[str], where: _Where) -> list[dict[str, Any]]:
+               carried: Sequence[str], where: Where) -> list[dict[str, Any]]:
     """One gold row per item and criterion (the first readable value); two different values are an error."""
     target = _VALUE_COLUMN[mapper.kind]
     rows: dict[tuple[str, str], dict[str, Any]] = {}
@@ -461,7 +490,7 @@ def _gold_rows(frame: pd.DataFrame, gold: str, gold_judge: str, base: pd.DataFra
     extra = frame[list(carried)].to_dict("records")
     for pos, value in enumerate(frame[gold]):
         key = (records[pos]["item_id"], records[pos]["criterion"])
-        missing = _is_missing(value, mapper.missing_values)
+        missing = is_missing(value, mapper.missing_values)
         mapped, reason = (None, None) if missing else mapper(value, str(gold), pos)
         ok = not missing and reason is None
         if key in readable:
@@ -475,45 +504,16 @@ def _gold_rows(frame: pd.DataFrame, gold: str, gold_judge: str, base: pd.DataFra
         if key in rows and not ok:
             continue  # keep the first unreadable/missing gold row unless a readable one follows
         row: dict[str, Any] = {"item_id": key[0], "criterion": key[1], "condition": "original", "repeat": pd.NA,
-                               "judge": gold_judge, **extra[pos],
+                               "judge": gold_judge, **extra[pos], "_pos": pos,
                                "detail": {"source": "from_frame", "column": str(gold), "row": where.label(pos)}}
         if missing:
             row.update(status=MISSING, unscored_reason=f"missing in source (column {gold!r}, {where(pos)})")
         elif reason is not None:
-            row.update(status=PARSE_ERROR, unscored_reason=reason, raw_output=_text(value))
+            row.update(status=PARSE_ERROR, unscored_reason=reason, raw_output=cell_text(value))
         else:
-            row.update({"status": OK, target: mapped, "raw_output": _text(value)})
+            row.update({"status": OK, target: mapped, "raw_output": cell_text(value)})
             readable[key] = (pos, mapped)
         rows[key] = row
     return list(rows.values())
 
 
-def _check_label_types(frame: pd.DataFrame, columns: Sequence[str], missing_values: Sequence[str]) -> None:
-    """Label columns of one import hold values of one type (numbers vs text would never match)."""
-    types: dict[str, set[str]] = {}
-    for col in columns:
-        kinds = {"number" if isinstance(v, int | float | np.number) and not isinstance(v, bool | np.bool_) else
-                 type(v).__name__ for v in frame[col] if not _is_missing(v, missing_values)}
-        if len(kinds) > 1:
-            raise FrameImportError(f"column {col!r} mixes value types ({', '.join(sorted(kinds))}); labels of one "
-                                   "column must be all text or all numbers: convert the column first")
-        types[col] = kinds
-    distinct = {next(iter(k)) for k in types.values() if k}
-    if len(distinct) > 1:
-        listing = ", ".join(f"{c!r}: {next(iter(k))}" for c, k in types.items() if k)
-        raise FrameImportError(f"judge columns hold labels of different types ({listing}); "
-                               "text and numbers never match: convert them to one type first")
-
-
-def _check_duplicates(rows: Sequence[Mapping[str, Any]], where: _Where) -> None:
-    seen: dict[tuple[Any, ...], Any] = {}
-    for row in rows:
-        key = (row["item_id"], row["judge"], row["criterion"], row["condition"],
-               None if pd.isna(row["repeat"]) else int(row["repeat"]))
-        origin = row["detail"]["row"]
-        if key in seen:
-            raise FrameImportError(
-                f"judge {key[1]!r} has two verdicts for item {key[0]!r} (criterion {key[2]!r}, condition {key[3]!r}) "
-                f"in rows {seen[key]!r} and {origin!r}; name the column that tells them apart "
-                "(condition=, criterion= or repeat=)")
-        seen[key] = origin

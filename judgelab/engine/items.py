@@ -3,6 +3,13 @@
 Handling of awkward input (documented, tested):
 - empty file or no rows -> ItemsError;
 - undecodable bytes (not UTF-8) -> ItemsError naming the file;
+- item ids are text exactly as in the file (:mod:`judgelab.datasets.text_tables`): CSV/TSV cells are never
+  type-guessed ("007", "1.0" stay as written); a JSON number keeps its written digits (``1`` -> "1", ``2.5``
+  -> "2.5", ``1e3`` -> "1e3", integers above 2**53 exact); ids from a DataFrame or Parquet: integers as
+  their digits, whole floats without ".0", a float id at or above 2**53 refused;
+- a CSV/TSV record with more or fewer fields than the header (also: every row one field more, the shape
+  pandas turns into an index), a malformed quote or a repeated header name -> ItemsError naming the line;
+  no column is ever taken as an index;
 - no ``item_id`` column -> ids are generated from each row's content (stable across reruns
   and row reordering; identical rows get a numbered suffix);
 - duplicate ``item_id`` values or empty ids -> ItemsError naming them;
@@ -21,9 +28,12 @@ from typing import Any
 
 import pandas as pd
 
+from judgelab.datasets.text_tables import id_text, read_delimited, read_json_records
 from judgelab.errors import JudgelabError
 
-__all__ = ["ItemsError", "read_items", "with_item_ids"]
+__all__ = ["ID_COLUMN", "ItemsError", "read_items", "with_item_ids"]
+
+ID_COLUMN = "item_id"
 
 
 class ItemsError(JudgelabError, ValueError):
@@ -50,36 +60,18 @@ def _read_file(path: Path) -> pd.DataFrame:
         raise ItemsError(f"data file is empty: {path}")
     suffix = path.suffix.lower()
     try:
-        if suffix in (".jsonl", ".ndjson"):
-            rows = []
-            with path.open(encoding="utf-8-sig") as fh:  # tolerate a byte-order mark
-                for lineno, line in enumerate(fh, 1):
-                    if not line.strip():
-                        continue
-                    try:
-                        row = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise ItemsError(f"{path}: line {lineno} is not valid JSON ({exc.msg})") from None
-                    if not isinstance(row, dict):
-                        raise ItemsError(f"{path}: line {lineno} is not a JSON object")
-                    rows.append(row)
-            return pd.DataFrame(rows)
-        if suffix == ".json":
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(data, list):
-                raise ItemsError(f"{path}: a .json data file must hold a list of objects")
-            return pd.DataFrame(data)
+        if suffix in (".jsonl", ".ndjson", ".json"):
+            df, _ = read_json_records(path, text_columns=(ID_COLUMN,), error=ItemsError,
+                                      lines=suffix != ".json")
+            return df
         if suffix in (".csv", ".tsv"):
-            return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", encoding="utf-8", dtype=str,
-                               keep_default_na=False, na_values=[""])
+            df, _ = read_delimited(path, sep="\t" if suffix == ".tsv" else ",", missing_values=("",),
+                                   error=ItemsError)
+            return df
         if suffix in (".parquet", ".pq"):
             return pd.read_parquet(path)
     except UnicodeDecodeError as exc:
         raise ItemsError(f"{path} is not UTF-8 text (byte {exc.start}); re-encode it as UTF-8") from None
-    except pd.errors.ParserError as exc:
-        raise ItemsError(f"{path} is not a readable CSV: {exc}") from None
-    except pd.errors.EmptyDataError:
-        raise ItemsError(f"data file is empty: {path}") from None
     except (OSError, ValueError) as exc:
         if isinstance(exc, ItemsError):
             raise
@@ -108,7 +100,8 @@ def with_item_ids(df: pd.DataFrame, origin: str = "the items") -> pd.DataFrame:
     empty = ids.isna() | (ids.astype(str).str.strip() == "")
     if empty.any():
         raise ItemsError(f"{origin}: {int(empty.sum())} rows have an empty item_id (rows {list(df.index[empty][:5])})")
-    df["item_id"] = ids.astype(str)
+    df["item_id"] = [id_text(v, where=f"{origin}: the item_id of row {i}", error=ItemsError)
+                     for i, v in enumerate(ids)]
     dups = df["item_id"][df["item_id"].duplicated()].unique()
     if len(dups):
         raise ItemsError(f"{origin}: duplicate item_id values {list(dups[:5])}; item_ids must be unique")

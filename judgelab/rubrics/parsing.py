@@ -12,20 +12,33 @@ single-quoted dicts as in the editorial paper's template); validation is strict 
 present, every score an integer on the scale). A failure never becomes a score.
 
 Pitfalls handled (see PEERS.md): when several JSON objects appear (e.g. the judge echoes the
-template and then answers), the LAST one that parses is used; score fields are read from their
-key, never by a regex over the whole text, so words like "downgrade: 2" cannot hijack them.
+template and then answers), the LAST one with a verdict field is used -- unless the objects disagree on a
+verdict field they share, or a score/winner stated after the answer differs from it: then the reply is a
+ParseFailure "conflicting verdicts: ..." naming both (never the last one silently; the rule is in
+:mod:`judgelab.rubrics.verdict_conflicts`). Score fields are read from their key, never by a regex over
+the whole text, so words like "downgrade: 2" cannot hijack them. The reply text helpers (reasoning,
+JSON objects, quoted passages) live in :mod:`judgelab.rubrics.reply_text`.
 """
 
 from __future__ import annotations
 
-import ast
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from judgelab.rubrics.base import ParseFailure
+from judgelab.rubrics.reply_text import (
+    THINKING_ONLY,
+    JsonObject,
+    Reply,
+    answer_text,
+    json_objects,
+    quoted_regions,
+    split_thinking,
+    strip_code_fences,
+)
+from judgelab.rubrics.verdict_conflicts import SCORE_KEYS, Mark, json_conflict, mark_conflict, verdict_leaves
+from judgelab.rubrics.verdict_text import score_candidates, winner_candidates
 
 __all__ = [
     "PARSING_VERSION", "THINKING_ONLY", "Reply", "answer_text", "split_thinking", "as_bool", "as_choice",
@@ -34,65 +47,11 @@ __all__ = [
     "strip_code_fences", "word_count",
 ]
 
-PARSING_VERSION = "2"  # 2: <think> blocks set aside; free-text verdicts (verdict_text); no clamping
+# 2: <think> blocks set aside; free-text verdicts (verdict_text); no clamping. Not bumped for the conflicting-
+# verdicts rule: the version is part of every rubric's fingerprint and so of the request cache key, and a
+# stricter reading of the same answers must not make a rerun pay for them again (reparse re-reads a table).
+PARSING_VERSION = "2"
 
-THINKING_ONLY = "thinking only"
-_THINK_TAG = re.compile(r"<(/?)(think|thinking)>", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Reply:
-    """A raw reply split into the answer the parser reads and the reasoning it sets aside.
-
-    ``state``: "none" (no reasoning tags), "closed" (every block closed), "unclosed" (a block never
-    closes: the reply stopped while reasoning), "close_only" (a ``</think>`` with no opening tag,
-    as when the chat template opens the block in the prompt: the text before it is reasoning).
-    """
-
-    answer: str
-    thinking: str
-    state: Literal["none", "closed", "unclosed", "close_only"]
-
-
-def split_thinking(raw: str | None) -> Reply:
-    """Separate ``<think>``/``<thinking>`` reasoning from the answer (nothing is lost: answer + thinking)."""
-    text = raw or ""
-    answer, thinking = [], []
-    state: Literal["none", "closed", "unclosed", "close_only"] = "none"
-    pos, inside = 0, False
-    for tag in _THINK_TAG.finditer(text):
-        closing = tag.group(1) == "/"
-        if not closing and not inside:
-            answer.append(text[pos : tag.start()])
-            inside, pos, state = True, tag.end(), "closed" if state == "none" else state
-        elif closing:
-            # inside a block: it ends here; outside (no opening tag): everything since the last tag was reasoning
-            thinking.append(text[pos : tag.start()])
-            if not inside:
-                state = "close_only"
-            inside, pos = False, tag.end()
-    if inside:
-        thinking.append(text[pos:])
-        state = "unclosed"
-    else:
-        answer.append(text[pos:])
-    return Reply("".join(answer).strip(), "\n".join(t.strip() for t in thinking if t.strip()), state)
-
-
-def answer_text(raw: str | None) -> str:
-    """The answer part of a reply; ParseFailure when it is empty (naming a reasoning-only reply)."""
-    reply = split_thinking(raw)
-    if reply.answer:
-        return reply.answer
-    if reply.state == "unclosed":
-        raise ParseFailure(f"{THINKING_ONLY}: the reasoning block never closes, so there is no answer "
-                           "(the reasoning probably used up the token budget)")
-    if reply.thinking:
-        raise ParseFailure(f"{THINKING_ONLY}: the reply has reasoning but no answer after it")
-    raise ParseFailure("empty output")
-
-_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?|```")
-_TRAILING_COMMA = re.compile(r",\s*([}\]])")
 _REFUSAL = re.compile(
     r"\b(i\s*(?:can(?:no|')t|cannot|am\s+(?:not\s+able|unable)|'m\s+(?:not\s+able|unable)|won't|will\s+not)"
     r"\s+(?:help|assist|comply|provide|do\s+that|evaluate|judge|rate|score|fulfil|fulfill|complete)"
@@ -114,73 +73,66 @@ def classify_failure(raw: str, failure: ParseFailure) -> ParseFailure:
     return failure
 
 
-def strip_code_fences(text: str) -> str:
-    return _FENCE.sub("", text)
-
-
-def _span_from(text: str, start: int) -> str | None:
-    """The balanced ``{...}`` starting at ``start`` (quotes honoured), or None if it never closes."""
-    depth, quote, escaped = 0, "", False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return text[start : i + 1]
-    return None
-
-
-def _candidate_objects(text: str, max_starts: int = 400) -> list[tuple[int, int, str]]:
-    """(end, start, span) for every brace that opens a balanced object; an unclosed or broken
-    object (e.g. an echoed template) does not hide a later, valid one."""
-    starts = [i for i, ch in enumerate(text) if ch == "{"][-max_starts:]
-    out = []
-    for s in starts:
-        span = _span_from(text, s)
-        if span is not None:
-            out.append((s + len(span), s, span))
-    return out
-
-
-def _load_object(span: str) -> Any:
-    for candidate in (span, _TRAILING_COMMA.sub(r"\1", span)):
-        try:
-            return json.loads(candidate)
-        except json.JSONDecodeError:
-            pass
-    # Python-literal dicts: the editorial paper's template itself uses {'score': '...'}
-    pythonish = re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False", re.sub(r"\bnull\b", "None", span)))
-    for candidate in (span, pythonish, _TRAILING_COMMA.sub(r"\1", pythonish)):
-        try:
-            return ast.literal_eval(candidate)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            pass
-    return None
-
-
 def extract_json_object(raw: str) -> dict[str, Any]:
-    """The last JSON object in the answer, leniently extracted; ParseFailure when there is none."""
-    text = strip_code_fences(answer_text(raw))
-    candidates = _candidate_objects(text)
-    if not candidates:
+    """The judge's JSON object, leniently extracted; ParseFailure when there is none or when verdicts conflict.
+
+    Of the top-level objects in the answer (code fences set aside), the last one with a verdict field
+    (:data:`~judgelab.rubrics.verdict_conflicts.VERDICT_KEYS`) is the answer, or the last one when none
+    has such a field. Objects that give different values for a verdict field they share, or a score /
+    winner stated after the object that differs from its single score / winner, are a ParseFailure
+    "conflicting verdicts: ..." (:mod:`judgelab.rubrics.verdict_conflicts`).
+    """
+    answer = answer_text(raw)
+    objects = json_objects(strip_code_fences(answer))
+    if not objects:
+        if "{" in answer and "}" in answer:
+            raise ParseFailure("found text between braces but it is not a valid JSON object")
         raise ParseFailure("no JSON object found in the output")
-    # the last object in the text; among objects ending at the same place, the outermost
-    for _end, _start, span in sorted(candidates, key=lambda c: (-c[0], c[1])):
-        value = _load_object(span)
-        if isinstance(value, dict):
-            return value
-    raise ParseFailure("found text between braces but it is not a valid JSON object")
+    with_verdicts = [o for o in objects if verdict_leaves(o.value)]
+    conflict = json_conflict(with_verdicts)
+    if conflict is not None:
+        raise ParseFailure(conflict)
+    chosen = (with_verdicts or objects)[-1]
+    conflict = _statement_after(answer, chosen, objects)
+    if conflict is not None:
+        raise ParseFailure(conflict)
+    return chosen.value
+
+
+def _statement_after(answer: str, chosen: JsonObject, objects: list[JsonObject]) -> str | None:
+    """The conflict, if any, between the JSON answer's single score / winner and the reply's text around the
+    JSON objects: another verdict token, a statement after the answer, a quoted verdict (the rule of
+    :mod:`judgelab.rubrics.verdict_conflicts`, as the free-text readers apply it)."""
+    leaves = verdict_leaves(chosen.value)
+    scores = {v for path, v in leaves.items() if path[-1] in SCORE_KEYS and isinstance(v, float)}
+    winners = {str(v).upper() for path, v in leaves.items() if path == ("winner",)}
+    if len(scores) != 1 and len(winners) != 1:
+        return None
+    text = list(answer)
+    for o in objects:  # their fields were compared above; only the text around them is read here
+        text[o.start : o.end] = " " * (o.end - o.start)
+    blanked = "".join(text)
+    if not blanked.strip():
+        return None
+    offset = len(blanked) - len(blanked.lstrip())  # the readers' positions start at the first non-blank
+    shown = " ".join(answer[chosen.start : chosen.end].split())
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    marks: list[Mark] = []
+    if len(scores) == 1:
+        answer_mark = Mark(next(iter(scores)), chosen.start, shown, 1, formal=True)
+        marks = [Mark(c.value, c.start + offset, c.text, c.tier, c.formal, c.quoted)
+                 for c in score_candidates(blanked) if not c.in_list and c.tier <= 2]
+        statement_tier, show = 1, (lambda v: f"{v:g}")
+    else:
+        winner = next(iter(winners))
+        answer_mark = Mark({"C": "TIE"}.get(winner, winner), chosen.start, shown, 1, formal=True)
+        marks = [Mark(w.value, w.start + offset, w.text, w.tier, w.formal, w.quoted)
+                 for w in winner_candidates(blanked) if w.tier <= 2]
+        statement_tier, show = 2, str
+    if not marks:
+        return None
+    ordered = sorted([answer_mark, *marks], key=lambda m: m.start)
+    return mark_conflict(answer_mark, ordered, statement_tier=statement_tier, quoted_tier=2, shown=show)
 
 
 def require(obj: Mapping[str, Any], key: str, where: str = "") -> Any:
@@ -256,13 +208,23 @@ def last_score_token(text: str, low: int, high: int, label: str = "score") -> in
     """The LAST ``<label>: N`` in free text (the rationale comes first); strict on range.
 
     Only the exact label followed by a colon/equals counts, so "downgrade: 2" or "score of the
-    previous answer" are not read as scores.
+    previous answer" are not read as scores. A ``<label>: N`` inside a quoted passage (quotes, a code
+    block, a ``>`` line) is cited, not said: it is read only when nothing else is, and one that differs
+    from the judge's own is a ParseFailure "conflicting verdicts" (:mod:`judgelab.rubrics.verdict_conflicts`).
     """
+    answer = answer_text(text)
     pattern = re.compile(rf"(?<![A-Za-z_]){re.escape(label)}\s*[:=]\s*\**\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
-    hits = pattern.findall(answer_text(text))
-    if not hits:
+    quoted = quoted_regions(answer, json_objects(strip_code_fences(answer)))
+    numbers = {m.start(): m.group(1) for m in pattern.finditer(answer)}
+    marks = [Mark(float(m.group(1)), m.start(), m.group(0), 1,
+                  quoted=any(s <= m.start() and m.end() <= e for s, e in quoted)) for m in pattern.finditer(answer)]
+    if not marks:
         raise ParseFailure(f"no '{label}: N' found in the output")
-    return as_integer_score(hits[-1], low, high, label)
+    chosen = ([m for m in marks if not m.quoted] or marks)[-1]
+    conflict = mark_conflict(chosen, marks, statement_tier=1, quoted_tier=1, shown=lambda v: f"{v:g}")
+    if conflict is not None:
+        raise ParseFailure(conflict)
+    return as_integer_score(numbers[chosen.start], low, high, label)
 
 
 def match_criterion_entries(entries: list[Any], criteria: Sequence[Any]) -> dict[str, Mapping[str, Any]]:

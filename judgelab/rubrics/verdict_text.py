@@ -1,7 +1,7 @@
 """Verdicts written as free text: a score, a pairwise winner, an option letter, a yes/no.
 
 Every reader takes the judge's raw reply, sets ``<think>`` reasoning aside
-(:func:`judgelab.rubrics.parsing.answer_text`), and returns a :class:`TextVerdict` (the value, the
+(:func:`judgelab.rubrics.reply_text.answer_text`), and returns a :class:`TextVerdict` (the value, the
 span it came from, the rule that decided) or raises :class:`ParseFailure` saying what was wrong.
 Nothing is guessed from a stray digit.
 
@@ -15,7 +15,9 @@ found nothing:
    in terms of ...", "irrelevant (1)." when it is the only parenthesized number); the last one wins.
 3. a final standalone number: ``... the summary misstates the scorer. 2.``
 
-When a tier holds several marks: marks on the scale beat marks on another scale; a mark in running
+A verdict token -- a JSON ``score`` field (also ``rating``, ``grade``, ``final_score`` and the caller's
+labels), ``[[N]]``, ``[RESULT] N`` -- decides over phrases when the reply has one. Otherwise, when a
+tier holds several marks: marks on the scale beat marks on another scale; a mark in running
 text beats the sub-scores of a list ("1. Grammar: 3/5", "* Accuracy: 5/5"); a phrase naming the
 *final*/*overall*/*total* score (or ``[RESULT]``) beats the others; and among equals the LAST wins
 (the verdict closes the reply; an echoed instruction or a self-correction comes earlier).
@@ -32,7 +34,21 @@ takes integers, it is a ParseFailure naming the value -- never a clamp, never a 
 ``[[A>>B]]``/``[[A>B]]``/``[[A=B]]`` (Arena-Hard), then phrases ("Output (a) is better",
 "Assistant B is better", "Winner: A", "I prefer Response B"), then a reply that starts with the
 label ("Output (b)", "A", "(a)"). The last verdict of the strongest tier wins; a negated or
-hypothetical phrase ("neither Output (a) nor Output (b) is better") does not count.
+hypothetical phrase ("neither Output (a) nor Output (b) is better") does not count. A JSON ``winner``
+field counts as a verdict token.
+
+**Labels** (:func:`read_label`): the whole answer, "Label: X" / "Verdict: X" phrases, or a leading label,
+among the labels a caller declares.
+
+**Conflicting verdicts are not guessed** (:mod:`judgelab.rubrics.verdict_conflicts`): the tiers above choose
+among candidates that agree or revise one another (a stated score after a first guess; a "final" score
+after a draft). They never choose between verdicts that disagree: two verdict tokens (a JSON score/winner
+field, ``[[N]]``, ``[[A]]``, ``[RESULT] N``) with different values, a statement after a verdict token that
+differs from it, or a verdict in a quoted passage ("...", a code block, a ``>`` line: the response under
+review or the instructions, cited) that differs from the judge's own make the reply a ParseFailure
+"conflicting verdicts: <one> and <the other>". Quoted verdicts naming several values (the instructions'
+list of options) are set aside; agreeing duplicates are read. A JSON object's own text never counts as a
+phrase ("explanation": "a score of 3 was tempting" is not a second score).
 """
 
 from __future__ import annotations
@@ -42,10 +58,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from judgelab.rubrics.base import ParseFailure
-from judgelab.rubrics.parsing import answer_text
+from judgelab.rubrics.reply_text import (
+    JsonObject,
+    answer_text,
+    json_objects,
+    quoted_regions,
+    strip_code_fences,
+)
+from judgelab.rubrics.verdict_conflicts import SCORE_KEYS, Mark, mark_conflict
 
 __all__ = [
-    "ScoreCandidate", "TextVerdict", "read_choice", "read_score", "read_winner", "read_yes_no", "score_candidates",
+    "ScoreCandidate", "TextVerdict", "WinnerCandidate", "read_choice", "read_label", "read_score", "read_winner",
+    "read_yes_no",
+    "score_candidates", "winner_candidates",
 ]
 
 _WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
@@ -67,6 +92,7 @@ class TextVerdict:
     value: float | str
     matched: str
     rule: str
+    tier: int = 1
 
 
 @dataclass(frozen=True)
@@ -82,6 +108,8 @@ class ScoreCandidate:
     rule: str
     text: str
     in_list: bool = False  # inside a list item ("1. Grammar: 3/5", "* Accuracy: 5/5"): a sub-score
+    quoted: bool = False  # inside a quoted passage, code block or > line: cited, not said (verdict_conflicts)
+    formal: bool = False  # a JSON score field, [[N]] or [RESULT] N: a verdict token
 
 
 # ---------------------------------------------------------------- score phrases (one line each: [ \t], not \s)
@@ -132,6 +160,11 @@ _HYPOTHETICAL = re.compile(
 )
 
 
+# a verdict token followed by its condition is an option the instructions list, not a verdict:
+# "[[A]] if assistant A is better", "[[C]] for a tie", "[[5]] means excellent"
+_OPTION_AFTER = re.compile(r"[ \t]*[\"'”’]?[ \t]*(?:if|when|for[ \t]+(?:a[ \t]+)?ties?|means)\b")
+
+
 def _number(token: str) -> float:
     return float(_WORDS.get(token, token))
 
@@ -150,14 +183,59 @@ def _labelled(labels: Sequence[str]) -> re.Pattern[str] | None:
                       rf"{_BRACKETED}")
 
 
+def _clean(text: str) -> tuple[str, list[int]]:
+    """The text without markdown marks (:data:`_STRIP`), and for each of its characters the position it
+    had in ``text`` (plus one past the end); lowercase keeps the length (so positions stay valid)."""
+    pieces: list[str] = []
+    origin: list[int] = []
+    pos = 0
+    for m in _STRIP.finditer(text):
+        pieces.append(text[pos : m.start()])
+        origin.extend(range(pos, m.start()))
+        pos = m.end()
+    pieces.append(text[pos:])
+    origin.extend(range(pos, len(text)))
+    origin.append(len(text))
+    return "".join(pieces), origin
+
+
+def _lower(text: str) -> str:
+    return "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text)
+
+
+def _inside(start: int, end: int, spans: Sequence[tuple[int, int]]) -> bool:
+    return any(s <= start and end <= e for s, e in spans)
+
+
+def _json_number(value: object) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+(?:\.\d+)?\s*", value):
+        return float(value)
+    return None
+
+
+def _preview_object(obj: JsonObject, answer: str) -> str:
+    span = " ".join(answer[obj.start : obj.end].split())
+    return span if len(span) <= 60 else span[:57] + "..."
+
+
 def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidate]:
     """Every score mark in the answer that counts, in text order, with its tier (for auditing a parse).
 
-    Hypothetical and comparative mentions, and any mark inside one, are already set aside.
+    Hypothetical and comparative mentions, and any mark inside one, are already set aside. Positions are
+    in the answer (reasoning set aside); ``quoted`` marks a candidate the judge cites rather than says,
+    ``formal`` a verdict token (a JSON score field, ``[[N]]``, ``[RESULT] N``). A JSON object's own
+    fields are read from its keys; phrases inside a JSON object's text never count.
     """
-    cleaned = _STRIP.sub("", answer_text(raw))
-    lowered = cleaned.lower()
-    shown = cleaned if len(cleaned) == len(lowered) else lowered  # spans in the judge's own case
+    answer = answer_text(raw)
+    objects = json_objects(strip_code_fences(answer))
+    quoted = quoted_regions(answer, objects)
+    cleaned, origin = _clean(answer)
+    lowered = _lower(cleaned)
+    shown = cleaned
     found: list[ScoreCandidate] = []
     set_aside: list[tuple[int, int]] = []
 
@@ -173,7 +251,8 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
         d = _den(m) if denominator is None else denominator
         begin = m.start("num") if tier == 3 else m.start()
         span = shown[begin : m.end()].strip(" .!")
-        found.append(ScoreCandidate(m.start(), m.end(), v, d, tier, final, rule, span))
+        formal = rule in ("[[N]]", "[RESULT] N") or "[[" in m.group(0)
+        found.append(ScoreCandidate(m.start(), m.end(), v, d, tier, final, rule, span, formal=formal))
 
     for m in _LABEL_PHRASE.finditer(lowered):
         add(m, 1, "score phrase", final=bool(m.group("final")))
@@ -181,7 +260,8 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
         for m in pattern.finditer(lowered):
             add(m, 1, "score phrase")
     for m in _DOUBLE_BRACKET.finditer(lowered):
-        add(m, 1, "[[N]]")
+        if not _OPTION_AFTER.match(lowered, m.end()):
+            add(m, 1, "[[N]]")
     for m in _RESULT.finditer(lowered):
         add(m, 1, "[RESULT] N", final=True)
     pattern = _labelled(labels)
@@ -207,7 +287,21 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
     kept = [c for c in found if not any(s <= c.start and c.end <= e for s, e in set_aside)]
     items = [m.start() for m in _LIST_ITEM.finditer(lowered)]
     kept = [replace(c, in_list=_in_list_item(lowered, c.start, items)) for c in kept]
-    return sorted(_strongest_per_number(kept), key=lambda c: (c.start, c.tier))
+    located = []
+    object_spans = [(o.start, o.end) for o in objects]
+    for c in _strongest_per_number(kept):  # to the answer's positions; phrases inside JSON text never count
+        start, end = origin[c.start], origin[max(c.start, c.end - 1)] + 1
+        if not _inside(start, end, object_spans):
+            located.append(replace(c, start=start, end=end, quoted=_inside(start, end, quoted)))
+    keys = SCORE_KEYS | {label.strip().lower() for label in labels if label and label.strip()}
+    for obj in objects:
+        for key, value in obj.value.items():
+            number = _json_number(value)
+            if str(key).strip().lower() in keys and number is not None:
+                located.append(ScoreCandidate(obj.start, obj.end, number, None, 1, True, "JSON field",
+                                              _preview_object(obj, answer), quoted=_inside(obj.start, obj.end, quoted),
+                                              formal=True))
+    return sorted(located, key=lambda c: (c.start, c.tier))
 
 
 def _in_list_item(text: str, position: int, item_starts: list[int]) -> bool:
@@ -228,12 +322,33 @@ def _fmt(value: float) -> str:
     return f"{value:g}"
 
 
+def _decide_score(candidates: Sequence[ScoreCandidate], high: float) -> ScoreCandidate:
+    """The tier rule (module docstring) over one pool of candidates; a formal verdict token decides."""
+    formal = [c for c in candidates if c.formal and not c.in_list]
+    if formal:
+        return formal[-1]
+    tier = min(c.tier for c in candidates)
+    pool = [c for c in candidates if c.tier == tier]
+    on_scale = [c for c in pool if c.denominator is None or c.denominator == high]
+    pool = on_scale or pool
+    pool = [c for c in pool if not c.in_list] or pool  # a stated score beats the sub-scores of a breakdown
+    finals = [c for c in pool if c.final]
+    return (finals or pool)[-1]
+
+
+def _score_marks(candidates: Sequence[ScoreCandidate], high: float) -> list[Mark]:
+    """The candidates that can conflict: not a sub-score of a list, not on another scale."""
+    return [Mark(c.value, c.start, c.text, c.tier, c.formal, c.quoted) for c in candidates
+            if not c.in_list and (c.denominator is None or c.denominator == high)]
+
+
 def read_score(raw: str, scale: tuple[float, float], *, decimals: bool = False,
                labels: Sequence[str] = ("score",), field: str = "score") -> TextVerdict:
     """The judge's score on ``scale`` (low, high) read from free text; see the module doc for the rule.
 
     ``decimals=False`` (an integer scale) makes "3.5" a ParseFailure naming 3.5; ``labels`` adds
-    ``<label>: N`` phrases (a criterion name) to the explicit phrases.
+    ``<label>: N`` phrases (a criterion name) to the explicit phrases. Candidates that disagree by the
+    rule of :mod:`judgelab.rubrics.verdict_conflicts` are a ParseFailure "conflicting verdicts: ...".
     """
     text = answer_text(raw)
     low, high = scale
@@ -241,13 +356,12 @@ def read_score(raw: str, scale: tuple[float, float], *, decimals: bool = False,
     if not candidates:
         raise ParseFailure(f"no {field} found: no 'score: N', 'N/{_fmt(high)}', 'N out of {_fmt(high)}', '[[N]]', "
                            f"'[RESULT] N' or final number in {_preview(text)}")
-    tier = min(c.tier for c in candidates)
-    pool = [c for c in candidates if c.tier == tier]
-    on_scale = [c for c in pool if c.denominator is None or c.denominator == high]
-    pool = on_scale or pool
-    pool = [c for c in pool if not c.in_list] or pool  # a stated score beats the sub-scores of a breakdown
-    finals = [c for c in pool if c.final]
-    chosen = (finals or pool)[-1]
+    own = [c for c in candidates if not c.quoted]
+    chosen = _decide_score(own or candidates, high)
+    conflict = mark_conflict(Mark(chosen.value, chosen.start, chosen.text, chosen.tier, chosen.formal),
+                             _score_marks(candidates, high), statement_tier=1, quoted_tier=2, shown=_fmt)
+    if conflict is not None:
+        raise ParseFailure(conflict)
     span = chosen.text
     where = f"{field} {_fmt(chosen.value)}" + ("" if span == _fmt(chosen.value) else f" in {span!r}")
     if chosen.denominator is not None and chosen.denominator != high:
@@ -256,7 +370,7 @@ def read_score(raw: str, scale: tuple[float, float], *, decimals: bool = False,
         raise ParseFailure(f"{where} is outside the scale {_fmt(low)}-{_fmt(high)}")
     if not decimals and chosen.value != int(chosen.value):
         raise ParseFailure(f"{where} is not a whole number; the scale {_fmt(low)}-{_fmt(high)} takes integers")
-    return TextVerdict(chosen.value, span, chosen.rule)
+    return TextVerdict(chosen.value, span, chosen.rule, chosen.tier)
 
 
 def _preview(text: str) -> str:
@@ -298,28 +412,124 @@ def _bracket_winner(token: str) -> str:
     return (first if ">" in token else last).upper()
 
 
-def read_winner(raw: str) -> TextVerdict:
-    """The pairwise winner "A", "B" or "TIE" in the labels the judge saw; see the module doc for the rule."""
-    text = answer_text(raw)
-    lowered = _STRIP.sub("", text).lower()
-    brackets = list(_BRACKET_VERDICT.finditer(lowered))
-    if brackets:
-        m = brackets[-1]
-        return TextVerdict(_bracket_winner(m.group("v")), m.group(0), "[[verdict]]")
-    phrases: list[tuple[int, str, str]] = []
+@dataclass(frozen=True)
+class WinnerCandidate:
+    """One pairwise verdict found in a reply: where (in the answer), "A"/"B"/"TIE", its tier (1: a verdict
+    token or JSON ``winner`` field, 2: a phrase, 3: a leading label), the rule and the text."""
+
+    start: int
+    value: str
+    tier: int
+    rule: str
+    text: str
+    quoted: bool = False
+    formal: bool = False
+
+
+_JSON_WINNERS = {"a": "A", "b": "B", "tie": "TIE", "c": "TIE", "a=b": "TIE", "draw": "TIE"}
+
+
+def winner_candidates(raw: str) -> list[WinnerCandidate]:
+    """Every pairwise verdict in the answer, in text order (negated and hypothetical phrases set aside)."""
+    answer = answer_text(raw)
+    objects = json_objects(strip_code_fences(answer))
+    quoted = quoted_regions(answer, objects)
+    object_spans = [(o.start, o.end) for o in objects]
+    cleaned, origin = _clean(answer)
+    lowered = _lower(cleaned)
+    found: list[WinnerCandidate] = []
+
+    def add(start: int, end: int, value: str, tier: int, rule: str, text: str) -> None:
+        a, b = origin[start], origin[max(start, end - 1)] + 1
+        if not _inside(a, b, object_spans):
+            found.append(WinnerCandidate(a, value, tier, rule, text.strip(), _inside(a, b, quoted), tier == 1))
+
+    for m in _BRACKET_VERDICT.finditer(lowered):
+        if not _OPTION_AFTER.match(lowered, m.end()):
+            add(m.start(), m.end(), _bracket_winner(m.group("v")), 1, "[[verdict]]", m.group(0))
     for pattern in _WINNER_PHRASES:
         for m in pattern.finditer(lowered):
             if not _HYPOTHETICAL.search(lowered[max(0, m.start() - 60) : m.start()]):
-                phrases.append((m.start(), _side(m), m.group(0)))
-    phrases += [(m.start(), "TIE", m.group(0)) for m in _WINNER_TIE.finditer(lowered)]
-    if phrases:
-        _, side, span = max(phrases)
-        return TextVerdict(side, span.strip(), "winner phrase")
+                add(m.start(), m.end(), _side(m), 2, "winner phrase", m.group(0))
+    for m in _WINNER_TIE.finditer(lowered):
+        add(m.start(), m.end(), "TIE", 2, "winner phrase", m.group(0))
     m = _LEADING.match(lowered)
     if m:
-        return TextVerdict(_side(m), m.group(0).strip(), "leading label")
-    raise ParseFailure(f"no verdict found: no '[[A]]', '[[A>B]]', 'Output (a) is better', 'Winner: A' "
-                       f"or leading label in {_preview(text)}")
+        add(m.start(), m.end(), _side(m), 3, "leading label", m.group(0))
+    for obj in objects:
+        for key, value in obj.value.items():
+            side = _JSON_WINNERS.get(value.strip().lower()) if isinstance(value, str) else None
+            if str(key).strip().lower() == "winner" and side is not None:
+                found.append(WinnerCandidate(obj.start, side, 1, "JSON field", _preview_object(obj, answer),
+                                             _inside(obj.start, obj.end, quoted), True))
+    return sorted(found, key=lambda c: (c.start, c.tier))
+
+
+def read_winner(raw: str) -> TextVerdict:
+    """The pairwise winner "A", "B" or "TIE" in the labels the judge saw; see the module doc for the rule."""
+    text = answer_text(raw)
+    candidates = winner_candidates(text)
+    if not candidates:
+        raise ParseFailure(f"no verdict found: no '[[A]]', '[[A>B]]', 'Output (a) is better', 'Winner: A' "
+                           f"or leading label in {_preview(text)}")
+    own = [c for c in candidates if not c.quoted]
+    pool = own or candidates
+    tier = min(c.tier for c in pool)
+    chosen = [c for c in pool if c.tier == tier][-1]  # the last verdict of the strongest tier
+    marks = [Mark(c.value, c.start, c.text, c.tier, c.formal, c.quoted) for c in candidates]
+    conflict = mark_conflict(Mark(chosen.value, chosen.start, chosen.text, chosen.tier, chosen.formal), marks,
+                             statement_tier=2, quoted_tier=2)
+    if conflict is not None:
+        raise ParseFailure(conflict)
+    return TextVerdict(chosen.value, chosen.text, chosen.rule, chosen.tier)
+
+
+# ---------------------------------------------------------------- declared labels
+_LABEL_NOUN = r"(?:final[ \t]+)?(?:label|answer|verdict|judge?ment|decision|classification|category|rating|result)"
+
+
+def read_label(raw: str, labels: Sequence[str]) -> TextVerdict:
+    """Which declared label the answer gives (returned in its declared spelling).
+
+    Tier 1: the whole answer is the label ("Relevant."), or a phrase names it ("Label: relevant",
+    "Verdict - Not relevant", "My answer is yes"); tier 2: the answer opens with the label ("Yes, the
+    candidate ..."). Labels are matched case-insensitively as whole words, longest first. Phrases naming
+    different labels, or a quoted label that differs from the judge's, are "conflicting verdicts".
+    """
+    text = answer_text(raw)
+    by_text = {str(label).strip().lower(): str(label) for label in labels}
+    names = sorted(by_text, key=len, reverse=True)
+    alternatives = "|".join(re.escape(n) for n in names if n)
+    cleaned, origin = _clean(text)
+    lowered = _lower(cleaned)
+    bare = lowered.strip().strip(" .!\"'()[]").strip()
+    if bare in by_text:
+        return TextVerdict(by_text[bare], cleaned.strip(), "whole answer", 1)
+    word = rf"(?<![\w])(?P<label>{alternatives})(?![\w])"
+    quoted = quoted_regions(text)
+    marks: list[Mark] = []
+    phrase = re.compile(rf"\b{_LABEL_NOUN}\b[ \t]*(?:is|:|=|-)?[ \t]*[\"'(\[]?[ \t]*{word}")
+    for m in phrase.finditer(lowered):
+        if _HYPOTHETICAL.search(lowered[max(0, m.start() - 60) : m.start()]):
+            continue
+        start = origin[m.start()]
+        marks.append(Mark(by_text[m.group("label")], start, m.group(0), 1, True,
+                          _inside(start, origin[m.end() - 1] + 1, quoted)))
+    leading = re.match(rf"^[\s\"'(\[]*{word}(?=\s*(?:[.,:;!)\]\n-]|$))", lowered)
+    if leading:
+        marks.append(Mark(by_text[leading.group("label")], 0, leading.group(0), 2))
+    if not marks:
+        raise ParseFailure(f"no label found: none of {[str(label) for label in labels]} as the answer, in "
+                           f"'Label: X' / 'Answer: X' / 'Verdict: X', or opening {_preview(text)}")
+    own = [m for m in marks if not m.quoted]
+    pool = own or marks
+    tier = min(m.tier for m in pool)
+    chosen = [m for m in pool if m.tier == tier][-1]
+    conflict = mark_conflict(chosen, marks, statement_tier=1, quoted_tier=1)
+    if conflict is not None:
+        raise ParseFailure(conflict)
+    return TextVerdict(chosen.value, chosen.text.strip(), "label phrase" if chosen.tier == 1 else "leading label",
+                       chosen.tier)
 
 
 # ---------------------------------------------------------------- option letters and yes/no

@@ -210,18 +210,27 @@ def test_empty_frame_unknown_column_and_bom_are_one_sentence() -> None:
         from_frame([{"q": 1}], item_id="q", judges=["j"], kind="label")  # type: ignore[arg-type]
 
 
-def test_mixed_label_types_are_an_error() -> None:
-    within = pd.DataFrame({"q": ["a", "b"], "j": pd.Series([1, "yes"], dtype=object)})
-    with pytest.raises(FrameImportError, match=r"column 'j' mixes value types \(number, str\)"):
-        from_frame(within, item_id="q", judges=["j"], kind="label")
-    across = pd.DataFrame({"q": ["a", "b"], "j": ["yes", "no"], "human": [1, 0]})
-    with pytest.raises(FrameImportError, match="judge columns hold labels of different types"):
-        from_frame(across, item_id="q", judges=["j"], gold="human", kind="label")
+def test_labels_are_compared_as_text_and_refused_only_where_they_could_never_match() -> None:
+    # a number and text labels in one column, or digit strings beside text labels: one set of text labels
+    within = pd.DataFrame({"q": ["a", "b", "c"], "j": pd.Series([1, "Tie", 2], dtype=object)})
+    t = from_frame(within, item_id="q", judges=["j"], kind="label")
+    assert list(t["verdict"]) == ["1", "Tie", "2"]
+    across = pd.DataFrame({"q": ["a", "b"], "j": ["2", "Tie"], "human": pd.Series([2, "Tie"], dtype=object)})
+    t = from_frame(across, item_id="q", judges=["j"], gold="human", kind="label")
+    assert set(t.loc[t["judge"] == "j", "verdict"]) == set(t.loc[t["judge"] == "gold", "verdict"]) == {"2", "Tie"}
+    # the number 2 reads "2": a "2.0" beside it would never match
+    odd = pd.DataFrame({"q": ["a", "b"], "j": ["2.0", "1.0"], "human": [2, 1]})
+    with pytest.raises(FrameImportError, match=r"column 'human' holds numbers .* column 'j' the text '1.0'"):
+        from_frame(odd, item_id="q", judges=["j"], gold="human", kind="label")
+    # numbers in one column, text in another, nothing in common: a coding mismatch (1/0 vs yes/no)
+    coded = pd.DataFrame({"q": ["a", "b"], "j": ["yes", "no"], "human": [1, 0]})
+    with pytest.raises(FrameImportError, match="labels of different types with none in common"):
+        from_frame(coded, item_id="q", judges=["j"], gold="human", kind="label")
 
 
 def test_two_verdicts_for_one_key_name_the_rows_and_the_fix() -> None:
     df = pd.DataFrame({"q": ["a", "a"], "j": ["m", "m"], "s": [1, 2]})
-    with pytest.raises(FrameImportError, match=r"judge 'm' has two verdicts for item 'a' .* rows 0 and 1.*repeat="):
+    with pytest.raises(FrameImportError, match=r"judge 'm' has two verdicts for item 'a' .* row 0 and row 1 \(rows are 0-based positions\).*repeat="):
         from_frame(df, item_id="q", judge="j", score="s")
 
 

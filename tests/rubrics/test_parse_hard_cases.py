@@ -10,7 +10,7 @@ import pytest
 from judgelab.rubrics import RubricSpecError, load_rubric, parsing
 from judgelab.rubrics.base import ParseFailure
 from judgelab.rubrics.verdict_text import read_choice, read_score, read_winner, read_yes_no, score_candidates
-from tests.rubrics.parse_corpus.hard_cases import CHOICES, SCORES, WINNERS, Failure
+from tests.rubrics.parse_corpus.hard_cases import CHOICES, JSON_ANSWERS, SCORES, WINNERS, Failure
 
 LETTERS = {"A": 1.0, "B": 2.0, "C": 3.0, "D": 4.0, "E": 5.0}
 
@@ -36,6 +36,15 @@ def test_scores(text: str, scale: tuple[int, int], decimals: bool, expected: flo
 @pytest.mark.parametrize(("text", "expected"), WINNERS, ids=[repr(c[0][:40]) for c in WINNERS])
 def test_winners(text: str, expected: str | Failure) -> None:
     _check(lambda: read_winner(text), expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), JSON_ANSWERS, ids=[repr(c[0][:40]) for c in JSON_ANSWERS])
+def test_json_answers(text: str, expected: float | str | Failure) -> None:
+    def read():  # type: ignore[no-untyped-def]
+        obj = parsing.extract_json_object(text)
+        return type("Found", (), {"value": obj.get("score", obj.get("winner"))})
+
+    _check(read, expected)
 
 
 @pytest.mark.parametrize(("text", "expected"), CHOICES, ids=[repr(c[0][:40]) for c in CHOICES])

@@ -41,8 +41,15 @@ def test_lenient_extraction(raw: str) -> None:
 
 
 def test_last_object_wins_when_template_is_echoed() -> None:
-    raw = 'Format: {"score": 1, "explanation": "x"}\nMy evaluation: {"score": 3, "explanation": "y"}'
+    # an echoed template with placeholders is no object; an echo that agrees is accepted
+    raw = 'Format: {"score": <1-5>, "explanation": "..."}\nMy evaluation: {"score": 3, "explanation": "y"}'
     assert parsing.extract_json_object(raw)["score"] == 3
+    raw = 'Format: {"score": 3, "explanation": "x"}\nMy evaluation: {"score": 3, "explanation": "y"}'
+    assert parsing.extract_json_object(raw)["explanation"] == "y"
+    # an echo with another score is two verdicts: the parser does not guess which one the judge meant
+    raw = 'Format: {"score": 1, "explanation": "x"}\nMy evaluation: {"score": 3, "explanation": "y"}'
+    with pytest.raises(ParseFailure, match=r"^conflicting verdicts: .* says score=1, .* says score=3$"):
+        parsing.extract_json_object(raw)
 
 
 @pytest.mark.parametrize(

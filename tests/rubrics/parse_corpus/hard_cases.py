@@ -3,13 +3,18 @@
 ``SCORES``: (reply, scale, decimals, expected) where expected is the score, or ``Failure("text")``: the
 reply must be unparsed with a reason containing that text (a failure names the value it refused).
 ``WINNERS``: (reply, expected winner in the labels shown, or Failure). ``CHOICES``: option letters.
+``JSON_ANSWERS``: (reply, the ``score``/``winner`` of the object a JSON rubric reads, or Failure).
+
+Conflicting verdicts (:mod:`judgelab.rubrics.verdict_conflicts`): a reply with two verdicts that disagree
+-- two JSON objects, a JSON answer and a later "Score: 5", [[A]] then [[B]], a quoted verdict from the
+response under review -- is unparsed with "conflicting verdicts"; agreeing duplicates are read.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CHOICES", "Failure", "SCORES", "WINNERS"]
+__all__ = ["CHOICES", "Failure", "JSON_ANSWERS", "SCORES", "WINNERS"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,22 @@ SCORES: list[tuple[str, tuple[int, int], bool, float | Failure]] = [
     ("<think>It is a 3 at most</think>", (1, 5), False, Failure("thinking only")),
     ("<think>The summary is faithful, I lean to 5 but", (1, 5), False, Failure("thinking only: the reasoning block never closes")),
     ("The summary is faithful; 5 fits.</think>Score: 5", (1, 5), False, 5),
+    # conflicting verdicts: never the last one silently
+    ('{"score": 2, "explanation": "misses the point"} The response tried to make me output {"score": 5}.', (1, 5),
+     False, Failure("conflicting verdicts: 2 in '{\"score\": 2")),
+    ('{"score": 2}\nScore: 5', (1, 5), False, Failure("conflicting verdicts: 2 in '{\"score\": 2}' and, after it, 5")),
+    ("Score: 2. Note that the response ends with \"Score: 5\" to sway the grader.", (1, 5), False,
+     Failure("conflicting verdicts: the judge's 2 in 'Score: 2' and 5 in quoted 'Score: 5'")),
+    ("The summary is vague.\n\n> Final score: 5/5\n\nScore: 2/5", (1, 5), False, Failure("conflicting verdicts")),
+    ("Rating: [[3]] ... on reflection, Rating: [[4]]", (1, 5), False, Failure("conflicting verdicts: 3 in")),
+    ("It answers in code:\n```\nprint('Score: 5')\n```\nScore: 3", (1, 5), False, Failure("conflicting verdicts")),
+    # agreeing duplicates, a quote that agrees, an echoed list of options, a reply wholly in a code block
+    ('{"score": 4}\nScore: 4', (1, 5), False, 4),
+    ("Reply [[1]] if poor and [[5]] if excellent.\nRating: [[4]]", (1, 5), False, 4),
+    ('The response asks for "Score: 4", and it earns it. Score: 4', (1, 5), False, 4),
+    ('Answer with "Score: 1" for poor up to "Score: 5" for excellent.\nScore: 3', (1, 5), False, 3),
+    ("```\nScore: 4\n```", (1, 5), False, 4),
+    ('The summary is faithful. {"score": 4, "explanation": "a score of 3 was tempting"}', (1, 5), False, 4),
 ]
 
 WINNERS: list[tuple[str, str | Failure]] = [
@@ -89,6 +110,39 @@ WINNERS: list[tuple[str, str | Failure]] = [
     ("Both outputs are equally good.", Failure("no verdict found")),
     ("A good answer would mention the date.", Failure("no verdict found")),
     ("", Failure("empty output")),
+    # conflicting verdicts
+    ("[[A]]\nOn second thought: [[B]]", Failure("conflicting verdicts: A in '[[a]]' and B in '[[b]]'")),
+    ('Output (b) is better. The response says "Output (a) is better" to manipulate me.', Failure(
+        "conflicting verdicts: the judge's B in 'output (b) is better' and A in quoted 'output (a) is better'")),
+    ('{"winner": "A"} Therefore, Output (b) is better.', Failure("conflicting verdicts")),
+    ("[[B]]\nAssistant A is better.", Failure("conflicting verdicts: B in '[[b]]' and, after it, A")),
+    ('Output "[[A]]" if A is better.\nVerdict: [[A]]', "A"),
+    # the format echoed without quotes: each token followed by its condition is a listed option
+    ("Format: [[A]] if assistant A is better, [[B]] if assistant B is better, [[C]] for a tie.\n"
+     "Assistant B answers the question. [[B]]", "B"),
+    ("[[B]] and again [[B]]", "B"),
+]
+
+JSON_ANSWERS: list[tuple[str, float | str | Failure]] = [
+    ('{"score": 4, "explanation": "clear"}', 4),
+    ('```json\n{"score": 4}\n```', 4),
+    ('Format: {"score": <1-5>}\nAnswer: {"score": 3, "explanation": "ok"}', 3),
+    ('{"score": 3, "explanation": "a"} {"score": 3, "explanation": "b"}', 3),
+    ('{"score": 2, "explanation": "x"} The response tried to make me output {"score": 5}', Failure(
+        "conflicting verdicts: the JSON object at character 0 says score=2, the one at character 70 says score=5")),
+    ('```json\n{"score": 2}\n```\n```json\n{"score": 4}\n```', Failure("conflicting verdicts")),
+    ('{"score": 2}\nScore: 5', Failure("conflicting verdicts: 2 in '{\"score\": 2}' and, after it, 5 in 'Score: 5'")),
+    ('The response says "Score: 5". {"score": 2}', Failure("conflicting verdicts: the judge's 2")),
+    ('{"winner": "A", "reasoning": "x"} [[B]]', Failure("conflicting verdicts: A in")),
+    ('{"scores": [{"criterion": "a", "score": 4}, {"criterion": "b", "score": 2}]} '
+     '{"scores": [{"criterion": "b", "score": 3}]}', Failure("scores.b.score=2, the one at character 77 says "
+                                                           "scores.b.score=3")),
+    ('A first thought was Score: 5.\n{"score": 2}', 2),  # reasoning before the answer is not a second verdict
+    # the editorial template echoed (its slots are no verdict), then the answer with the score as text
+    ("{'score': '<score between 1 and 5 from very poor to excellent>', 'explanation': '<why>'}\n"
+     "{'score': '4', 'explanation': 'Faithful and concise.'}", "4"),
+    ("{'score': '4', 'explanation': 'a'}\n{'score': 4, 'explanation': 'b'}", 4),  # "4" and 4 agree
+    ("{'score': '4', 'explanation': 'a'}\n{'score': 2, 'explanation': 'b'}", Failure("conflicting verdicts")),
 ]
 
 CHOICES: list[tuple[str, float | Failure]] = [
