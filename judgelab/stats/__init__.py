@@ -23,6 +23,7 @@ from judgelab.stats.bootstrap import (
     spearman_statistic,
     vectorized_statistic,
 )
+from judgelab.stats.classification import classification_report, confusion_matrix
 from judgelab.stats.compare import adjust_pvalues, compare_judges, dependent_correlation_test
 from judgelab.stats.compare_rubrics import compare_rubrics
 from judgelab.stats.conformal import conformal_interval
@@ -78,10 +79,12 @@ __all__ = [
     "alt_test",
     "bootstrap",
     "bootstrap_ci",
+    "classification_report",
     "cohen_kappa",
     "compare_judges",
     "compare_rubrics",
     "conformal_interval",
+    "confusion_matrix",
     "corrected_difference",
     "corrected_mean",
     "correlation",
