@@ -87,6 +87,8 @@ class BootstrapResult:
         """Exactly which interval this is, e.g. 'percentile bootstrap 95%, 10000 resamples, clustered by doc'."""
         name = "BCa bootstrap" if self.interval == "bca" else "percentile bootstrap"
         text = f"{name} {_level_text(self.ci_level)}, {self.n_resamples} resamples"
+        if self.interval == "bca":  # R's boot counts strictly below: with many tied resamples the two differ
+            text += " (bias correction counts resamples equal to the estimate as half below)"
         if self.n_clusters is not None:
             how = "clusters, then rows within" if self.cluster_resampling == "clusters_then_rows" else "whole clusters"
             text += f", clustered by {self.cluster_name or 'cluster'} ({self.n_clusters} clusters; resampling {how})"
