@@ -59,6 +59,7 @@ from judgelab.stats.pairing import (
     pair_judges,
 )
 from judgelab.stats.pairwise import pairwise_accuracy, pairwise_agreement, pairwise_policy_sensitivity
+from judgelab.stats.pairwise_compare import compare_pairwise_judges
 from judgelab.stats.power import n_for_correlation, n_for_correlation_difference, n_for_flip_rate, n_for_kappa
 from judgelab.stats.ppi import CorrectionError
 from judgelab.stats.sensitivity import unscored_sensitivity
@@ -82,6 +83,7 @@ __all__ = [
     "classification_report",
     "cohen_kappa",
     "compare_judges",
+    "compare_pairwise_judges",
     "compare_rubrics",
     "conformal_interval",
     "confusion_matrix",
