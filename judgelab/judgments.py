@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.errors import JudgelabError
+from judgelab.errors import JudgelabError, user_errors
 
 __all__ = [
     "API_ERROR", "COLUMNS", "COLUMN_DOCS", "KEY_COLUMNS", "MISSING", "OK", "PARSE_ERROR", "REFUSAL", "REQUIRED_NON_NULL",
@@ -311,10 +311,15 @@ def load(path: str | os.PathLike[str]) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise JudgmentsFileNotFoundError(f"judgments file not found: {path}")
-    if path.suffix == ".jsonl":
-        df = pd.read_json(path, orient="records", lines=True, dtype=False)
-    else:
-        df = pd.read_parquet(path)
+    try:
+        if path.suffix == ".jsonl":
+            df = pd.read_json(path, orient="records", lines=True, dtype=False)
+        else:
+            df = pd.read_parquet(path)
+    except (OSError, ValueError) as exc:  # pyarrow's and pandas' read errors derive from these
+        kind = "JSON lines" if path.suffix == ".jsonl" else "Parquet"
+        raise JudgmentsTableError(f"{path} cannot be read as {kind} (a table written by judgments.save): "
+                                  f"{str(exc)[:200]}") from exc
     try:
         return validate(df)
     except JudgmentsTableError as exc:
@@ -450,6 +455,7 @@ _VALUE_SIGNATURE: tuple[str, ...] = ("status", *VALUE_COLUMNS)
 TIE_POLICIES: tuple[str, ...] = ("refuse", "unscored", "label", "first_rater")
 
 
+@user_errors
 def combine(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
     """One judgments table from several (separate loads or runs), with ONE copy of the rows they share.
 
@@ -461,6 +467,10 @@ def combine(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
     naming it (two different raters under one name: give them distinct ``judge`` names first). Rows that
     occur only in one table are kept as they are, whatever their run. Returns the validated table.
     """
+    tables = list(tables)
+    strays = [type(t).__name__ for t in tables if not isinstance(t, pd.DataFrame)]
+    if strays:
+        raise JudgmentsTableError(f"combine takes judgments tables (DataFrames), got {strays[0]}")
     frames = [validate(t) for t in tables]
     if not frames:
         raise JudgmentsTableError("combine needs at least one judgments table")
@@ -493,6 +503,7 @@ def _shown_value(row: pd.Series) -> str:
     return ", ".join(values) if row["status"] == OK else f"unscored ({row['status']})"
 
 
+@user_errors
 def majority(
     table: pd.DataFrame,
     raters: Iterable[str],

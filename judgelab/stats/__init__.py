@@ -9,6 +9,9 @@ labels) is ``gold=``; every ``n_resamples`` defaults to :data:`DEFAULT_RESAMPLES
 are written out in ``docs/conventions.md``.
 """
 
+import inspect
+
+from judgelab.errors import user_errors
 from judgelab.stats.agreement import cohen_kappa, fleiss_kappa, percent_agreement
 from judgelab.stats.alt_test import alt_test
 from judgelab.stats.bias import positive_bias, score_distributions
@@ -134,3 +137,11 @@ __all__ = [
     "unscored_sensitivity",
     "vectorized_statistic",
 ]
+
+
+# Public functions guard their arguments (judgelab.errors.user_errors): a caller's mistake ends in a JudgelabError
+# naming the argument. Modules inside judgelab import the plain functions from their own modules.
+for _name in __all__:
+    if inspect.isfunction(globals()[_name]):
+        globals()[_name] = user_errors(globals()[_name])
+del _name
