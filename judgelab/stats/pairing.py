@@ -87,7 +87,10 @@ def duplicate_fix(rows: pd.DataFrame, keys: Sequence[str]) -> str:
         return ("they are copies from separate loads or runs (only run_id differs): put the tables together with "
                 "judgelab.judgments.combine([...]), which keeps one copy of identical rows, or give different "
                 "raters distinct judge names")
-    return "filter the table to one condition and repeat, or merge them with aggregate='mean' | 'median' | 'first'"
+    orders = "condition" in rows.columns and set(rows["condition"].dropna()) >= {"original", "swapped"}
+    both = " (two pairwise judges over both orders: stats.compare_pairwise_judges)" if orders else ""
+    return ("filter the table to one condition and repeat" + both +
+            ", or merge them with aggregate='mean' | 'median' | 'first'")
 
 
 def aggregate_duplicates(rows: pd.DataFrame, keys: Sequence[str], value: str,
