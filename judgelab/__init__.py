@@ -19,17 +19,13 @@ from typing import Any
 
 # Importing judgelab changes no environment variable: litellm's offline price map is scoped to litellm's
 # import (judgelab.backends.pricing.offline_litellm), OpenMP's thread policy to the embedded judge's first use.
-from judgelab.errors import JudgelabError
-from judgelab.judgments import (
-    COLUMNS,
-    STATUSES,
-    aggregate_repeats,
-    fill_unscored,
-    load,
-    make_table,
-    save,
-    validate,
-)
+from judgelab import judgments as _judgments
+from judgelab.errors import JudgelabError, user_errors
+from judgelab.judgments import COLUMNS, STATUSES, aggregate_repeats, fill_unscored
+
+# the public functions guard their arguments: a caller's mistake ends in a JudgelabError (judgelab.errors)
+load, make_table, save, validate = (user_errors(f) for f in (_judgments.load, _judgments.make_table,
+                                                             _judgments.save, _judgments.validate))
 
 __version__ = "0.1.0"
 
@@ -63,6 +59,10 @@ _LAZY = {
     "report": "judgelab.viz.report",
 }
 
+# lazily loaded functions whose arguments are guarded (judgelab.errors.user_errors); the runner's entry points
+# check their own arguments before any call
+_GUARDED = frozenset({"from_frame", "load_rubric", "panel", "cascade", "report", "reparse", "estimate"})
+
 __all__ = ["COLUMNS", "STATUSES", "JudgelabError", "aggregate_repeats", "fill_unscored", "load", "make_table", "save",
            "validate", "__version__", *_LAZY,
            "stats", "datasets", "probes", "rubrics", "ensembles", "studies", "viz", "engine", "backends"]
@@ -78,6 +78,8 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'judgelab' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
+    if name in _GUARDED:
+        value = user_errors(value)
     globals()[name] = value
     return value
 

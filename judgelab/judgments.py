@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -23,13 +24,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.errors import JudgelabError
+from judgelab.errors import JudgelabError, user_errors
 
 __all__ = [
     "API_ERROR", "COLUMNS", "COLUMN_DOCS", "KEY_COLUMNS", "MISSING", "OK", "PARSE_ERROR", "REFUSAL", "REQUIRED_NON_NULL",
-    "SCHEMA", "SKIPPED_BUDGET", "STATUSES", "UNSCORED_STATUSES", "VALUE_COLUMNS", "JudgmentsFileNotFoundError",
-    "JudgmentsTableError", "aggregate_repeats", "detail", "empty_table", "fill_unscored", "is_scored", "load",
-    "make_table", "save", "scored", "status_counts", "validate",
+    "SCHEMA", "SKIPPED_BUDGET", "STATUSES", "TIE_POLICIES", "UNSCORED_STATUSES", "VALUE_COLUMNS",
+    "JudgmentsFileNotFoundError", "JudgmentsTableError", "aggregate_repeats", "combine", "detail", "empty_table",
+    "fill_unscored", "is_scored", "load", "majority", "make_table", "save", "scored", "status_counts", "validate",
 ]
 
 # Row statuses: OK carries a score/winner/verdict; every other status is an unscored row with a reason.
@@ -325,10 +326,15 @@ def load(path: str | os.PathLike[str]) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise JudgmentsFileNotFoundError(f"judgments file not found: {path}")
-    if path.suffix == ".jsonl":
-        df = pd.read_json(path, orient="records", lines=True, dtype=False)
-    else:
-        df = pd.read_parquet(path)
+    try:
+        if path.suffix == ".jsonl":
+            df = pd.read_json(path, orient="records", lines=True, dtype=False)
+        else:
+            df = pd.read_parquet(path)
+    except (OSError, ValueError) as exc:  # pyarrow's and pandas' read errors derive from these
+        kind = "JSON lines" if path.suffix == ".jsonl" else "Parquet"
+        raise JudgmentsTableError(f"{path} cannot be read as {kind} (a table written by judgments.save): "
+                                  f"{str(exc)[:200]}") from exc
     try:
         return validate(df)
     except JudgmentsTableError as exc:
@@ -455,3 +461,192 @@ def aggregate_repeats(
                                       "n_counted_as": int(c), "unscored_as": unscored_as})
                      for r, k, c in zip(out["n_repeats"], out["n_scored"], out["n_counted_as"], strict=True)]
     return validate(make_table(out))
+
+
+# ---------------------------------------------------------------- several tables, several raters
+# the columns that say which rating a row is, apart from the run that made it
+_RATING_KEY: tuple[str, ...] = tuple(c for c in KEY_COLUMNS if c != "run_id")
+_VALUE_SIGNATURE: tuple[str, ...] = ("status", *VALUE_COLUMNS)
+TIE_POLICIES: tuple[str, ...] = ("refuse", "unscored", "label", "first_rater")
+
+
+@user_errors
+def combine(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """One judgments table from several (separate loads or runs), with ONE copy of the rows they share.
+
+    Loading two judges of one data set separately gives two copies of its gold (or human) rows, which a
+    statistic would see as duplicate ratings. A row of a later table whose rating key (item_id, judge,
+    criterion, side, condition, repeat: every key column but ``run_id``) also occurs in an earlier table is
+    dropped when its status and value (score, winner, verdict) are the same there: the earliest table's row
+    is kept. The same key with different values is a conflict and raises :class:`JudgmentsTableError`
+    naming it (two different raters under one name: give them distinct ``judge`` names first). Rows that
+    occur only in one table are kept as they are, whatever their run. Returns the validated table.
+    """
+    tables = list(tables)
+    strays = [type(t).__name__ for t in tables if not isinstance(t, pd.DataFrame)]
+    if strays:
+        raise JudgmentsTableError(f"combine takes judgments tables (DataFrames), got {strays[0]}")
+    frames = [validate(t) for t in tables]
+    if not frames:
+        raise JudgmentsTableError("combine needs at least one judgments table")
+    df = pd.concat([f.assign(_table=i) for i, f in enumerate(frames)], ignore_index=True)
+    key_id = df.groupby(list(_RATING_KEY), dropna=False, sort=False).ngroup().to_numpy()
+    tables_per_key = pd.Series(df["_table"].to_numpy()).groupby(key_id).transform("nunique").to_numpy()
+    shared = tables_per_key > 1
+    if shared.any():
+        signature = df.loc[shared, list(_VALUE_SIGNATURE)].astype(str)
+        values_per_key = signature.groupby(key_id[shared]).transform("nunique").max(axis=1)
+        conflict = values_per_key[values_per_key > 1]
+        if len(conflict):
+            rows = df.loc[conflict.index]
+            first = rows.iloc[0]
+            same = rows[key_id[conflict.index] == key_id[conflict.index[0]]]
+            shown = "; ".join(f"table {int(r['_table']) + 1}: {_shown_value(r)}" for _, r in same.iterrows())
+            n_keys = len(set(key_id[conflict.index]))
+            raise JudgmentsTableError(
+                f"the tables disagree on {n_keys} rating(s) they share, e.g. judge {first['judge']!r} on item "
+                f"{first['item_id']!r} (criterion {first['criterion']!r}, condition {first['condition']!r}) -- {shown}; "
+                "if these are different raters (another rubric, prompt or run), give them distinct judge names "
+                "(table.assign(judge=...)) before combining, else drop the wrong rows")
+        first_table = pd.Series(df["_table"].to_numpy()).groupby(key_id).transform("min").to_numpy()
+        df = df[~shared | (df["_table"].to_numpy() == first_table)]
+    return validate(df.drop(columns="_table").reset_index(drop=True))
+
+
+def _shown_value(row: pd.Series) -> str:
+    values = [f"{c} {row[c]!r}" for c in VALUE_COLUMNS if pd.notna(row[c])]
+    return ", ".join(values) if row["status"] == OK else f"unscored ({row['status']})"
+
+
+@user_errors
+def majority(
+    table: pd.DataFrame,
+    raters: Iterable[str],
+    *,
+    name: str = "majority",
+    ties: str = "refuse",
+    tie_label: Any = None,
+    value: str | None = None,
+    quorum: int | None = None,
+) -> pd.DataFrame:
+    """The table with one more rater, ``name``: the most common label of ``raters`` on each key (plurality).
+
+    For each item x criterion x side x condition x repeat that any of ``raters`` rated, the new row carries
+    the value most of the raters' scored rows give (``value``: "winner", "verdict" or "score"; by default the
+    one of them the raters' rows use). Unscored rows do not vote; a key with fewer than ``quorum`` votes
+    (default: half the raters, rounded up) becomes an unscored row (status "missing") that says how many
+    raters scored it. When several values share the most votes, ``ties`` decides -- a named policy:
+
+    ``"refuse"`` (default)
+        raise :class:`JudgmentsTableError` naming the tied keys, so the choice is made on purpose;
+    ``"unscored"``
+        the key's row is unscored (status "missing", reason "no majority: ...");
+    ``"label"``
+        the row carries ``tie_label`` (default "TIE" for winners, as annotators who split count as a tie);
+    ``"first_rater"``
+        the vote of the earliest rater in ``raters`` among the tied values.
+
+    Each new row's ``detail`` holds the votes, the counts, whether a strict majority (more than half the
+    votes) existed and whether a tie was settled. Columns outside the schema (``system``, ``document_id``
+    ...) are copied from the key's first row, so clustering still works. Returns the validated table.
+    """
+    raters = list(dict.fromkeys([raters] if isinstance(raters, str) else raters))
+    if ties not in TIE_POLICIES:
+        raise JudgmentsTableError(f"ties must be one of {list(TIE_POLICIES)}, not {ties!r}")
+    df = validate(table)
+    if len(raters) < 2:
+        raise JudgmentsTableError(f"a majority needs at least two raters, got {raters}")
+    judges = set(df["judge"].astype(str))
+    absent = [r for r in raters if r not in judges]
+    if absent:
+        shown = ", ".join(map(repr, sorted(judges)[:12]))
+        raise JudgmentsTableError(f"rater(s) {absent} have no rows in the table; its judges: {shown}")
+    if name in judges:
+        raise JudgmentsTableError(f"the table already has rows of judge {name!r}; pass another name=")
+    rows = df[df["judge"].isin(raters)]
+    ok = is_scored(rows)
+    value = _majority_value_column(rows[ok], value)
+    if ties == "label" and tie_label is None:
+        if value != "winner":
+            raise JudgmentsTableError(f"ties='label' needs tie_label= (the {value} a split vote gets)")
+        tie_label = "TIE"
+    quorum = quorum if quorum is not None else -(-len(raters) // 2)
+    if not 1 <= quorum <= len(raters):
+        raise JudgmentsTableError(f"quorum must be between 1 and {len(raters)}, got {quorum}")
+    keys = [c for c in _RATING_KEY if c != "judge"]
+    dup = rows[ok].duplicated(subset=[*keys, "judge"], keep=False)
+    if dup.any():
+        first = rows[ok][dup].iloc[0]
+        raise JudgmentsTableError(
+            f"rater {first['judge']!r} has several scored rows for item {first['item_id']!r} (criterion "
+            f"{first['criterion']!r}, condition {first['condition']!r}); a majority takes one vote per rater: "
+            "filter or merge them first (judgments.aggregate_repeats, or combine for copies from separate loads)")
+    extra = [c for c in df.columns if c not in SCHEMA]
+    run_id = "majority-" + hashlib.sha1("|".join(sorted(set(rows["run_id"].astype(str))) + raters)
+                                        .encode()).hexdigest()[:12]
+    rubrics = list(dict.fromkeys(rows["rubric"].astype(str)))
+    # one pass over plain arrays, keys in order of first appearance and raters in the order given
+    rows = rows.assign(_key=rows.groupby(keys, dropna=False, sort=False).ngroup().to_numpy(),
+                       _rater=rows["judge"].map({r: i for i, r in enumerate(raters)}).to_numpy())
+    rows = rows.sort_values(["_key", "_rater"], kind="stable")
+    key_of = rows["_key"].to_numpy()
+    judge_of = rows["judge"].astype(str).to_numpy()
+    vote_of = rows[value].astype(object).where(is_scored(rows) & rows[value].notna(), None).to_numpy()
+    starts = np.flatnonzero(np.r_[True, key_of[1:] != key_of[:-1]])
+    heads = rows.iloc[starts][[*keys, *extra]].astype(object).to_dict("records")
+    shared = {"run_id": run_id, "judge": name, "rubric": rubrics[0] if len(rubrics) == 1 else "majority"}
+    out, tied_keys = [], []
+    for head, lo, hi in zip(heads, starts, [*starts[1:], len(key_of)], strict=True):
+        base = {**head, **shared}
+        votes = {j: _plain(v) for j, v in zip(judge_of[lo:hi], vote_of[lo:hi], strict=True) if v is not None}
+        counts = Counter(votes.values())
+        detail_: dict[str, Any] = {"rule": "plurality", "raters": raters, "votes": votes,
+                                   "counts": {str(k): c for k, c in counts.items()}, "ties": ties}
+        if len(votes) < quorum:
+            reason = f"only {len(votes)} of {len(raters)} raters scored this (quorum {quorum})"
+            out.append({**base, "status": MISSING, "unscored_reason": reason, "detail": detail_})
+            continue
+        top = max(counts.values())
+        leaders = [v for v, c in counts.items() if c == top]
+        detail_["strict_majority"] = top * 2 > len(votes)
+        detail_["tie_settled"] = len(leaders) > 1
+        if len(leaders) == 1:
+            picked = leaders[0]
+        elif ties == "refuse":
+            tied_keys.append((head["item_id"], detail_["counts"]))
+            continue
+        elif ties == "unscored":
+            shown = ", ".join(f"{k!r} x{c}" for k, c in detail_["counts"].items())
+            out.append({**base, "status": MISSING, "unscored_reason": f"no majority: {shown}", "detail": detail_})
+            continue
+        elif ties == "label":
+            picked = tie_label
+        else:
+            picked = next(v for v in votes.values() if v in leaders)
+        out.append({**base, "status": OK, value: picked, "detail": detail_})
+    if tied_keys:
+        item, split = tied_keys[0]
+        shown = ", ".join(f"{k!r} x{c}" for k, c in split.items())
+        raise JudgmentsTableError(
+            f"{len(tied_keys)} key(s) have no single most common {value} among {raters} (e.g. item {item!r}: "
+            f"{shown}); choose ties='unscored', 'label' (tie_label=...) or 'first_rater'")
+    added = make_table(out) if out else empty_table()
+    return validate(pd.concat([df, added], ignore_index=True))
+
+
+def _majority_value_column(scored_rows: pd.DataFrame, value: str | None) -> str:
+    if value is not None:
+        if value not in VALUE_COLUMNS:
+            raise JudgmentsTableError(f"value must be one of {list(VALUE_COLUMNS)}, not {value!r}")
+        return value
+    used = [c for c in VALUE_COLUMNS if scored_rows[c].notna().any()]
+    if len(used) != 1:
+        what = "none of" if not used else "several of"
+        raise JudgmentsTableError(f"the raters' scored rows use {what} {list(VALUE_COLUMNS)} ({used}); "
+                                  "pass value='winner', 'verdict' or 'score'")
+    return used[0]
+
+
+def _plain(v: Any) -> Any:
+    """A vote as a plain Python value (JSON-able, and equal across numpy/pandas scalar types)."""
+    return v.item() if isinstance(v, np.generic) else v

@@ -8,6 +8,8 @@ from the source repository at the pinned commit (base URL: ``base_url=`` or
 checked against the committed sha256 manifest in ``judgelab/datasets/manifests/``.
 """
 
+import inspect
+
 from judgelab.datasets.frame import FrameImportError, example_path, from_frame, read_frame
 from judgelab.datasets.llmbar import llmbar, llmbar_combinations, llmbar_splits
 from judgelab.datasets.llmbar_published import (
@@ -20,6 +22,7 @@ from judgelab.datasets.openqa import openqa
 from judgelab.datasets.result import DatasetResult
 from judgelab.datasets.sources import ChecksumError, DataNotFoundError, SourceInfo
 from judgelab.datasets.summeval import summeval, summeval_combinations
+from judgelab.errors import user_errors
 
 __all__ = [
     "ChecksumError",
@@ -41,3 +44,11 @@ __all__ = [
     "summeval",
     "summeval_combinations",
 ]
+
+
+# Public functions guard their arguments (judgelab.errors.user_errors): a caller's mistake ends in a JudgelabError
+# naming the argument. Modules inside judgelab import the plain functions from their own modules.
+for _name in __all__:
+    if inspect.isfunction(globals()[_name]):
+        globals()[_name] = user_errors(globals()[_name])
+del _name

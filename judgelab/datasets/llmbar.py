@@ -19,12 +19,21 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import pandas as pd
 
 from judgelab.datasets.result import DatasetResult
-from judgelab.datasets.sources import DataNotFoundError, available_paths, fetch_files, local_root
+from judgelab.datasets.sources import (
+    DataFormatError,
+    DataNotFoundError,
+    available_paths,
+    data_location,
+    fetch_files,
+    local_root,
+)
+from judgelab.errors import ConfigError
 from judgelab.judgments import OK
 from judgelab.rubrics.base import ParseFailure
 from judgelab.rubrics.verdict_text import read_score, read_winner
@@ -84,9 +93,13 @@ def resolve_split(split: str, data_dir: str | os.PathLike[str] | None = None) ->
     matches = [s for s in splits if s.endswith("/" + wanted)]
     if len(matches) == 1:
         return matches[0]
+    if not splits:
+        raise DataNotFoundError(
+            f"no LLMBar split in {data_location(FOLDER, data_dir)}: looked for {_PREFIX}<split>/dataset.json there (e.g. "
+            f"{_PREFIX}LLMBar/Natural/dataset.json); see help(judgelab.datasets.llmbar) for the layout")
     if not matches:
         raise DataNotFoundError(f"unknown LLMBar split {split!r}; available: {', '.join(splits)}")
-    raise ValueError(f"LLMBar split {split!r} is ambiguous: {', '.join(matches)}")
+    raise ConfigError(f"LLMBar split {split!r} is ambiguous: {', '.join(matches)}; pass the full name")
 
 
 def _evaluator_dir(split: str, judge: str, strategy: str) -> str:
@@ -95,7 +108,7 @@ def _evaluator_dir(split: str, judge: str, strategy: str) -> str:
 
 def llmbar(
     split: str,
-    judge: str,
+    judge: str | Sequence[str],
     strategy: str,
     data_dir: str | os.PathLike[str] | None = None,
     *,
@@ -104,6 +117,20 @@ def llmbar(
     base_url: str | None = None,
 ) -> DatasetResult:
     """Load one LLMBar (split, judge, strategy) as a judgments table plus item metadata.
+
+    ``data_dir`` (else ``$JUDGELAB_DATA_DIR``; else the files are downloaded) holds an ``LLMBar/`` folder
+    laid out as the release (princeton-nlp/LLMBar)::
+
+        <data_dir>/LLMBar/Dataset/<split>/dataset.json
+        <data_dir>/LLMBar/Dataset/<split>/evaluators/<judge>/<strategy>/result.json
+
+    e.g. ``Dataset/LLMBar/Natural/evaluators/GPT-4/Vanilla/result.json``; :func:`llmbar_combinations`
+    lists what is there. ``split`` may be a full name ("LLMBar/Adversarial/Neighbor") or an unambiguous
+    last part ("Neighbor").
+
+    ``judge``: one judge ("GPT-4"), or several (``["GPT-4", "ChatGPT"]``) loaded with the same strategy
+    into ONE table with one copy of the gold rows (:func:`judgelab.judgments.combine`), ready for
+    :func:`judgelab.stats.compare_pairwise_judges`.
 
     The table holds one ``judge="gold"`` row per item (the dataset label) and one judge row per
     item and order (condition "original"/"swapped"), winner "A" = output_1, "B" = output_2.
@@ -119,7 +146,16 @@ def llmbar(
     towards the output shown first (needed to reproduce the published statistics).
     """
     if rating_winner not in ("from_scores", "as_published"):
-        raise ValueError(f"rating_winner must be 'from_scores' or 'as_published', not {rating_winner!r}")
+        raise ConfigError(f"rating_winner must be 'from_scores' or 'as_published', not {rating_winner!r}")
+    if not isinstance(judge, str):
+        judges = list(dict.fromkeys(judge))
+        if not judges or not all(isinstance(j, str) for j in judges):
+            raise ConfigError(f"judge must be a judge name or a list of names, not {judge!r}")
+        loads = [llmbar(split, j, strategy, data_dir, rating_winner=rating_winner, cache_dir=cache_dir,
+                        base_url=base_url) for j in judges]
+        return DatasetResult.combined(f"llmbar:{loads[0].notes['split']}:{'+'.join(judges)}:{strategy}", loads,
+                                      split=loads[0].notes["split"], judge=judges, strategy=strategy,
+                                      rating_winner=rating_winner)
     split = resolve_split(split, data_dir)
     ev = _evaluator_dir(split, judge, strategy)
     dataset_path = f"{_PREFIX}{split}/dataset.json"
@@ -133,20 +169,20 @@ def llmbar(
     dataset = _read_json(paths[dataset_path], dataset_path)
     results = _read_json(paths[result_path], result_path)
     if len(dataset) != len(results):
-        raise ValueError(f"{result_path} has {len(results)} items but {dataset_path} has {len(dataset)}")
+        raise DataFormatError(f"{result_path} has {len(results)} items but {dataset_path} has {len(dataset)}")
 
     run_id = f"llmbar:{split}:{judge}:{strategy}"
     rubric = f"llmbar:{strategy}"
     items, rows = [], []
     for index, (item, judged) in enumerate(zip(dataset, results, strict=True)):
         if judged.get("input") != item["input"] or judged.get("label") != item["label"]:
-            raise ValueError(
+            raise DataFormatError(
                 f"{result_path} item {index} does not match {dataset_path} (input or label differ)"
             )
         item_id = f"{split}#{index}"
         gold = _WINNER.get(str(item["label"]))
         if gold is None:
-            raise ValueError(f"{dataset_path} item {index} has label {item['label']!r}; expected 1 or 2")
+            raise DataFormatError(f"{dataset_path} item {index} has label {item['label']!r}; expected 1 or 2")
         items.append(
             {
                 "item_id": item_id,
@@ -183,9 +219,11 @@ def _explain_missing_result(
     here = combos[(combos.split == split) & (combos.judge == judge) & (combos.strategy == strategy)]
     if here.empty:
         options = combos[combos.split == split]
+        listed = ", ".join(f"{j}/{s}" for j, s in zip(options.judge, options.strategy, strict=True))
         raise DataNotFoundError(
-            f"no LLMBar evaluator folder {judge}/{strategy} for split {split!r}; available: "
-            + ", ".join(f"{j}/{s}" for j, s in zip(options.judge, options.strategy, strict=True))
+            f"no LLMBar evaluator folder {judge}/{strategy} for split {split!r}: looked for "
+            f"{_evaluator_dir(split, judge, strategy)}/result.json in {data_location(FOLDER, data_dir)}; "
+            + (f"available: {listed}" if listed else f"this split has no {_PREFIX}{split}/evaluators/ folder")
         )
     if not bool(here.has_result.iloc[0]):
         raise DataNotFoundError(
@@ -199,14 +237,14 @@ def _read_json(path: os.PathLike[str], name: str) -> Any:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{name} is not valid JSON: {exc}") from exc
+        raise DataFormatError(f"{name} is not valid JSON: {exc}") from exc
 
 
 def _judge_rows(
     base: dict[str, Any], judge: str, results: list[Any], rating_winner: RatingWinner, where: str
 ) -> list[dict[str, Any]]:
     if not results or not isinstance(results[-1], dict):
-        raise ValueError(f"{where}: 'results' does not end with a verdict object")
+        raise DataFormatError(f"{where}: 'results' does not end with a verdict object")
     final = results[-1]
     shared: dict[str, Any] = {}
     auxiliary = [r[0] for r in results[:-1] if isinstance(r, list) and r]
@@ -226,7 +264,7 @@ def _judge_rows(
     for key, condition in _CONDITIONS:
         verdict = final.get(key)
         if verdict is None:
-            raise ValueError(f"{where}: final verdict lacks {key!r}")
+            raise DataFormatError(f"{where}: final verdict lacks {key!r}")
         completion = verdict.get("completion")
         raw = completion[0] if isinstance(completion, list) and completion else None
         detail = dict(shared)

@@ -19,7 +19,8 @@ import pandas as pd
 
 from judgelab.datasets.llmbar import FOLDER, _evaluator_dir, resolve_split
 from judgelab.datasets.result import DatasetResult
-from judgelab.datasets.sources import fetch_files
+from judgelab.datasets.sources import DataFormatError, fetch_files
+from judgelab.errors import ConfigError
 
 __all__ = ["cohen_kappa_point", "llmbar_kappa", "llmbar_kappa_as_published", "llmbar_kappa_comparison",
            "llmbar_published_statistics"]
@@ -58,7 +59,7 @@ def llmbar_published_statistics(
         elif m := _PERCENT.match(str(value)):
             parsed[f"{key}_percent"] = float(m.group(1))
         else:
-            raise ValueError(f"{path}: cannot read field {key!r} = {value!r}")
+            raise DataFormatError(f"{path}: cannot read field {key!r} = {value!r}")
     return parsed
 
 
@@ -66,6 +67,10 @@ def _orders(result: DatasetResult) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Judge winners per order and gold, in LLMBar's "1"/"2"/None encoding, item-aligned."""
     t = result.table
     judge_rows = t[t["judge"] != "gold"]
+    judges = sorted(set(judge_rows["judge"].astype(str)))
+    if len(judges) != 1:
+        raise ConfigError(f"LLMBar's published statistics describe one judge; this result holds {judges}: load each "
+                          "judge on its own (datasets.llmbar(split, judge, strategy))")
     wide = judge_rows.pivot(index="item_id", columns="condition", values="winner")
     gold = t[t["judge"] == "gold"].set_index("item_id")["winner"]
     order = result.items["item_id"]
@@ -159,7 +164,7 @@ def cohen_kappa_point(a: np.ndarray, b: np.ndarray) -> float:
     """
     a, b = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
     if a.shape != b.shape or a.ndim != 1 or len(a) == 0:
-        raise ValueError("cohen_kappa_point needs two non-empty label sequences of the same length")
+        raise ConfigError("cohen_kappa_point needs two non-empty label sequences of the same length")
     categories = sorted(set(a.tolist()) | set(b.tolist()), key=str)
     index = {c: i for i, c in enumerate(categories)}
     confusion = np.zeros((len(categories), len(categories)))

@@ -22,11 +22,13 @@ from __future__ import annotations
 import csv
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from judgelab.datasets.result import DatasetResult
-from judgelab.datasets.sources import DataNotFoundError, fetch_files
+from judgelab.datasets.sources import DataFormatError, DataNotFoundError, fetch_files
+from judgelab.errors import ConfigError
 from judgelab.judgments import OK
 from judgelab.rubrics.base import ParseFailure
 from judgelab.rubrics.verdict_text import read_yes_no
@@ -43,7 +45,7 @@ HUMAN_FILE = "data/NQ301_human.tsv"
 
 
 def openqa(
-    judge: str,
+    judge: str | Sequence[str],
     data_dir: str | os.PathLike[str] | None = None,
     *,
     cache_dir: str | os.PathLike[str] | None = None,
@@ -51,9 +53,26 @@ def openqa(
 ) -> DatasetResult:
     """Human and ``judge`` ("gpt-4", "text-davinci-003", "BEM"; or "human" alone) yes/no verdicts.
 
+    ``data_dir`` (else ``$JUDGELAB_DATA_DIR``; else the files are downloaded) holds an ``OpenQA-eval/``
+    folder laid out as the release (ehsk/OpenQA-eval)::
+
+        <data_dir>/OpenQA-eval/data/NQ301_human.tsv
+        <data_dir>/OpenQA-eval/data/NQ301_BEM.tsv
+        <data_dir>/OpenQA-eval/data/NQ301_gpt-4.tsv
+        <data_dir>/OpenQA-eval/data/NQ301_text-davinci-003.tsv
+
     Table: ``judge="human"`` (the file's majority verdict), ``"human:annotator1"``..``3``, and the
-    judge's rows, all with ``verdict`` "yes"/"no" and criterion "acceptable".
+    judge's rows, all with ``verdict`` "yes"/"no" and criterion "acceptable". ``judge``: one judge, or
+    several (``["gpt-4", "BEM"]``) in ONE table with one copy of the human rows
+    (:func:`judgelab.judgments.combine`).
     """
+    if not isinstance(judge, str):
+        judges = list(dict.fromkeys(judge))
+        if not judges or not all(isinstance(j, str) for j in judges):
+            raise ConfigError(f"judge must be a judge name or a list of names, not {judge!r}")
+        loads = [openqa(j, data_dir, cache_dir=cache_dir, base_url=base_url) for j in judges]
+        names = [load.notes["judge"] for load in loads]
+        return DatasetResult.combined(f"openqa:NQ301:{'+'.join(names)}", loads, judge=names)
     key = {k.lower(): k for k in JUDGES}.get(judge.lower()) if judge.lower() != "human" else "human"
     if key is None:
         raise DataNotFoundError(f"unknown OpenQA-eval judge {judge!r}; available: human, {', '.join(JUDGES)}")
@@ -62,7 +81,7 @@ def openqa(
     human = _read_tsv(files[HUMAN_FILE], HUMAN_FILE, n_columns=7)
     bem = _read_tsv(files[JUDGES["BEM"]], JUDGES["BEM"], n_columns=6)
     if len(bem) != len(human):
-        raise ValueError(f"{JUDGES['BEM']} has {len(bem)} rows but {HUMAN_FILE} has {len(human)}")
+        raise DataFormatError(f"{JUDGES['BEM']} has {len(bem)} rows but {HUMAN_FILE} has {len(human)}")
     run_id = f"openqa:NQ301:{key}"
     items, rows = [], []
     for index, (h, b) in enumerate(zip(human, bem, strict=True)):
@@ -91,17 +110,17 @@ def _read_tsv(path: Path, name: str, n_columns: int) -> list[list[str]]:
     with open(path, encoding="utf-8", newline="") as fh:
         rows = list(csv.reader(fh, delimiter="\t"))
     if not rows:
-        raise ValueError(f"{name} is empty")
+        raise DataFormatError(f"{name} is empty")
     body = rows[1:]
     bad = [i for i, r in enumerate(body, start=2) if len(r) != n_columns]
     if bad:
-        raise ValueError(f"{name} line {bad[0]} has {len(body[bad[0] - 2])} columns, expected {n_columns}")
+        raise DataFormatError(f"{name} line {bad[0]} has {len(body[bad[0] - 2])} columns, expected {n_columns}")
     return body
 
 
 def _check_same_question(expected: str, got: str, index: int, name: str) -> None:
     if expected.strip() != got.strip():
-        raise ValueError(
+        raise DataFormatError(
             f"{name} row {index + 2} is about {got[:50]!r}, but {HUMAN_FILE} has {expected[:50]!r} there"
         )
 
@@ -111,7 +130,7 @@ def _read_judge_file(path: Path, name: str, human: list[list[str]]) -> list[tupl
     with open(path, encoding="utf-8", newline="") as fh:
         rows = list(csv.reader(fh, delimiter="\t"))[1:]
     if len(rows) != len(human):
-        raise ValueError(f"{name} has {len(rows)} rows but {HUMAN_FILE} has {len(human)}")
+        raise DataFormatError(f"{name} has {len(rows)} rows but {HUMAN_FILE} has {len(human)}")
     out = []
     for index, (row, h) in enumerate(zip(rows, human, strict=True)):
         if len(row) == 5:
@@ -119,7 +138,7 @@ def _read_judge_file(path: Path, name: str, human: list[list[str]]) -> list[tupl
         elif len(row) == 4 and row[1].startswith(h[1]):
             question, answer = h[1], row[1][len(h[1]) :]  # the tab between question and answer is missing
         else:
-            raise ValueError(
+            raise DataFormatError(
                 f"{name} line {index + 2} has {len(row)} columns and its question does not match {HUMAN_FILE}"
             )
         _check_same_question(h[1], question, index, name)

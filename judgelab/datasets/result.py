@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from judgelab.datasets.sources import SourceInfo
-from judgelab.judgments import make_table, validate
+from judgelab.judgments import combine, make_table, validate
 
 __all__ = ["DatasetResult"]
 
@@ -34,6 +34,19 @@ class DatasetResult:
                   source: SourceInfo, **notes: Any) -> DatasetResult:
         """A loader's result from its judgment rows (validated into a table) and item records."""
         return cls(name=name, table=validate(make_table(rows)), items=pd.DataFrame(list(items)), source=source,
+                   notes=notes)
+
+    @classmethod
+    def combined(cls, name: str, results: Iterable[DatasetResult], **notes: Any) -> DatasetResult:
+        """Several loads of one data set (one per judge) as one: their tables through
+        :func:`judgelab.judgments.combine` (one copy of the gold / human rows they share), the first load's
+        items (the same items in every load), the union of the files read."""
+        results = list(results)
+        first = results[0]
+        files = tuple(dict.fromkeys(f for r in results for f in r.source.files))
+        source = SourceInfo(first.source.repo, first.source.commit, first.source.license, files,
+                            first.source.location)
+        return cls(name=name, table=combine([r.table for r in results]), items=first.items, source=source,
                    notes=notes)
 
     def __repr__(self) -> str:

@@ -24,15 +24,18 @@ from pathlib import Path
 
 from judgelab.errors import JudgelabError
 
-__all__ = ["DEFAULT_BASE_URL", "MANIFEST_DIR", "NOT_UPSTREAM", "SOURCES", "ChecksumError", "DataNotFoundError",
-           "ManifestEntry", "Source", "SourceInfo", "available_paths", "build_manifest", "cache_root", "fetch_files",
-           "local_root", "manifest", "sha256_of", "source_url"]
+__all__ = ["DEFAULT_BASE_URL", "MANIFEST_DIR", "NOT_UPSTREAM", "SOURCES", "ChecksumError", "DataFormatError",
+           "DataNotFoundError", "ManifestEntry", "Source", "SourceInfo", "available_paths", "build_manifest",
+           "cache_root", "fetch_files", "local_root", "manifest", "sha256_of", "source_url", "data_location"]
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
 MANIFEST_DIR = Path(__file__).with_name("manifests")
 _CHUNK = 1 << 20
 # Notes added by whoever copied a source locally; they are not in the upstream repository.
 NOT_UPSTREAM = frozenset({"LICENSE-NOTE.txt"})
+# a path only each source folder holds at its top: a data_dir holding it was one level too deep
+_SIGNATURE: dict[str, str] = {"LLMBar": "Dataset/LLMBar", "LLM_summeval": "eval_model_generations",
+                              "OpenQA-eval": "data/NQ301_human.tsv"}
 
 
 class DataNotFoundError(JudgelabError, FileNotFoundError):
@@ -41,6 +44,10 @@ class DataNotFoundError(JudgelabError, FileNotFoundError):
 
 class ChecksumError(JudgelabError, ValueError):
     """A file whose bytes do not match the committed manifest."""
+
+
+class DataFormatError(JudgelabError, ValueError):
+    """A data file that is there but does not read as its release does (bad JSON, rows that do not line up)."""
 
 
 @dataclass(frozen=True)
@@ -115,12 +122,29 @@ def local_root(folder: str, data_dir: str | os.PathLike[str] | None = None) -> P
         return None
     origin = "data_dir" if explicit else "JUDGELAB_DATA_DIR"
     base_path = Path(base).expanduser()
+    side_by_side = ", ".join(f"{name}/" for name in SOURCES)
     if not base_path.is_dir():
-        raise DataNotFoundError(f"data folder {base_path} (from {origin}) does not exist")
+        raise DataNotFoundError(f"data folder {base_path} (from {origin}) does not exist; it should hold the source "
+                                f"folders side by side ({side_by_side})")
     root = base_path / folder
     if not root.is_dir():
-        raise DataNotFoundError(f"data folder {base_path} (from {origin}) has no {folder}/ subfolder")
+        inside = sorted(p.name for p in base_path.iterdir())
+        shown = ", ".join(inside[:8]) + (" ..." if len(inside) > 8 else "") if inside else "nothing"
+        signature = _SIGNATURE.get(folder)
+        hint = f"; {base_path.name} looks like the {folder} folder itself: pass its parent" \
+            if base_path.name == folder or (signature and (base_path / signature).exists()) else ""
+        raise DataNotFoundError(f"data folder {base_path} (from {origin}) has no {folder}/ subfolder (it holds "
+                                f"{shown}); it should hold the source folders side by side ({side_by_side}){hint}")
     return root
+
+
+def data_location(folder: str, data_dir: str | os.PathLike[str] | None = None) -> str:
+    """Where a loader looked for ``folder``: the local copy's path, or the pinned release it downloads from."""
+    root = local_root(folder, data_dir)
+    if root is not None:
+        return str(root)
+    source = SOURCES[folder]
+    return f"the pinned release {source.repo}@{source.commit[:12]}"
 
 
 def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
@@ -180,7 +204,8 @@ def fetch_files(
         for p in wanted:
             full = root / p
             if not full.is_file():
-                raise DataNotFoundError(f"file {p} is missing from the local data folder {root}")
+                raise DataNotFoundError(f"file {p} is missing from the local data folder {root} (the loader's help() "
+                                        "shows the layout it expects)")
             found[p] = full
         return found, SourceInfo(source.repo, source.commit, source.license, tuple(wanted), str(root))
 
@@ -213,8 +238,12 @@ def available_paths(folder: str, data_dir: str | os.PathLike[str] | None = None)
 @cache
 def _scan(root: str) -> tuple[str, ...]:
     # A released data folder does not change while a session runs: scan it once.
-    base = Path(root)
-    return tuple(sorted(p.relative_to(base).as_posix() for p in base.rglob("*") if p.is_file()))
+    # os.walk follows symlinked folders (a local copy assembled from links), which Path.rglob does not
+    found = []
+    for folder, _, files in os.walk(root, followlinks=True):
+        rel = Path(folder).relative_to(root)
+        found += [(rel / name).as_posix() for name in files if (Path(folder) / name).is_file()]
+    return tuple(sorted(found))
 
 
 def build_manifest(folder_path: str | os.PathLike[str]) -> dict[str, object]:

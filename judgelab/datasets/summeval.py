@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,8 +28,15 @@ import numpy as np
 import pandas as pd
 
 from judgelab.datasets.result import DatasetResult
-from judgelab.datasets.sources import DataNotFoundError, available_paths, fetch_files
+from judgelab.datasets.sources import (
+    DataFormatError,
+    DataNotFoundError,
+    available_paths,
+    data_location,
+    fetch_files,
+)
 from judgelab.datasets.summeval_parsing import PARSERS
+from judgelab.errors import ConfigError
 from judgelab.judgments import OK
 
 __all__ = ["CRITERIA", "FOLDER", "SYSTEMS", "summeval", "summeval_combinations"]
@@ -40,32 +48,45 @@ _GENERATION = re.compile(r"^eval_model_generations/([^/]+)/eval_(M\d+)_generatio
 
 
 def summeval_combinations(data_dir: str | os.PathLike[str] | None = None) -> pd.DataFrame:
-    """Every (judge, method) with released outputs, and how many system x criterion files each has."""
+    """Every (judge, method) that :func:`summeval` can load, with its files and criteria.
+
+    A method is listed when judgelab has a parser for it (``rts``, ``altrts``, ``mcq``, ``altmcq``,
+    ``stareval``) and at least one criterion has an output file for all 12 systems; ``criteria`` names those
+    criteria (what ``summeval(judge, method)`` loads by default) and ``n_files`` counts the files read.
+    Columns: judge, method, n_files, criteria.
+    """
     rows = [m.groups() for p in available_paths(FOLDER, data_dir) if (m := _GENERATION.match(p))]
-    df = pd.DataFrame(rows, columns=["judge", "system", "criterion", "method"])
-    return (
-        df.groupby(["judge", "method"])
-        .size()
-        .rename("n_files")
-        .reset_index()
-        .sort_values(["judge", "method"])
-    ).reset_index(drop=True)
+    files = pd.DataFrame(rows, columns=["judge", "system", "criterion", "method"])
+    files = files[files["method"].isin(list(PARSERS)) & files["criterion"].isin(CRITERIA)
+                  & files["system"].isin(SYSTEMS)]
+    per_criterion = files.groupby(["judge", "method", "criterion"])["system"].nunique()
+    complete = per_criterion[per_criterion == len(SYSTEMS)].reset_index()
+    out = []
+    for (judge, method), part in complete.groupby(["judge", "method"], sort=True):
+        criteria = tuple(c for c in CRITERIA if c in set(part["criterion"]))
+        out.append({"judge": judge, "method": method, "n_files": len(criteria) * len(SYSTEMS), "criteria": criteria})
+    return pd.DataFrame(out, columns=["judge", "method", "n_files", "criteria"])
 
 
-def _resolve_judge(judge: str, combos: pd.DataFrame) -> str:
+def _resolve_judge(judge: str, combos: pd.DataFrame, data_dir: str | os.PathLike[str] | None) -> str:
     judges = sorted(set(combos["judge"]))
     for candidate in (judge, f"{judge}-hf"):
         if candidate in judges:
             return candidate
+    if not judges:
+        raise DataNotFoundError(
+            f"no LLM_summeval judge outputs in {data_location(FOLDER, data_dir)}: looked for "
+            "eval_model_generations/<judge>/eval_<system>_generations/<criterion>_<method>.txt for the 12 systems "
+            "(see help(judgelab.datasets.summeval) for the layout)")
     raise DataNotFoundError(f"no LLM_summeval outputs for judge {judge!r}; available: {', '.join(judges)}")
 
 
 def summeval(
-    judge: str,
+    judge: str | Sequence[str],
     method: str = "rts",
     data_dir: str | os.PathLike[str] | None = None,
     *,
-    criteria: tuple[str, ...] = CRITERIA,
+    criteria: Sequence[str] | None = None,
     duplicates: Literal["last", "all"] = "last",
     human: bool = True,
     cache_dir: str | os.PathLike[str] | None = None,
@@ -73,26 +94,56 @@ def summeval(
 ) -> DatasetResult:
     """Judge scores (parsed from raw text) and human ratings for the 1,200 SummEval summaries.
 
+    ``data_dir`` (else ``$JUDGELAB_DATA_DIR``; else the files are downloaded) holds an ``LLM_summeval/``
+    folder laid out as the release (DAMO-NLP-SG/LLM_summeval)::
+
+        <data_dir>/LLM_summeval/model_output_annotations/<system>_outputs_annotations.jsonl
+        <data_dir>/LLM_summeval/eval_model_generations/<judge>/eval_<system>_generations/<criterion>_<method>.txt
+
+    for the 12 systems M8 ... M23; :func:`summeval_combinations` lists the (judge, method) pairs there.
+
     Table rows per summary and criterion: ``judge="human"`` (mean of the 3 expert ratings),
     ``"human:expert_1"`` ... ``"human:expert_3"``, and the judge's row (score 1-5, or a
     ``parse_error`` row whose reason says what was wrong). Extra columns ``system`` and
     ``document_id`` support summary-level and system-level meta-evaluation. ``human=False``
     leaves out the human rows (identical for every judge) when only the judge is needed.
+    ``judge``: one judge, or several (``["gpt-3.5-turbo-0301", "llama-2-70b-chat-hf"]``) loaded with the
+    same method into ONE table with one copy of the human rows (:func:`judgelab.judgments.combine`).
+    ``criteria``: the criteria to load (default: every criterion released for this judge and method).
     """
     if method not in PARSERS:
-        raise ValueError(f"unknown LLM_summeval method {method!r}; known: {', '.join(PARSERS)}")
+        raise ConfigError(f"unknown LLM_summeval method {method!r}; known: {', '.join(PARSERS)}")
     if duplicates not in ("last", "all"):
-        raise ValueError(f"duplicates must be 'last' or 'all', not {duplicates!r}")
-    unknown = [c for c in criteria if c not in CRITERIA]
-    if unknown:
-        raise ValueError(f"unknown SummEval criteria {unknown}; known: {', '.join(CRITERIA)}")
+        raise ConfigError(f"duplicates must be 'last' or 'all', not {duplicates!r}")
+    if criteria is not None:
+        criteria = (criteria,) if isinstance(criteria, str) else tuple(criteria)
+        unknown = [c for c in criteria if c not in CRITERIA]
+        if unknown:
+            raise ConfigError(f"unknown SummEval criteria {unknown}; known: {', '.join(CRITERIA)}")
+    if not isinstance(judge, str):
+        judges = list(dict.fromkeys(judge))
+        if not judges or not all(isinstance(j, str) for j in judges):
+            raise ConfigError(f"judge must be a judge name or a list of names, not {judge!r}")
+        loads = [summeval(j, method, data_dir, criteria=criteria, duplicates=duplicates, human=human,
+                          cache_dir=cache_dir, base_url=base_url) for j in judges]
+        names = [load.notes["judge"] for load in loads]
+        return DatasetResult.combined(f"summeval:{'+'.join(names)}:{method}", loads, judge=names, method=method,
+                                      criteria=loads[0].notes["criteria"], duplicates=duplicates, human=human)
     combos = summeval_combinations(data_dir)
-    judge = _resolve_judge(judge, combos)
-    methods = sorted(combos.loc[combos.judge == judge, "method"])
+    judge = _resolve_judge(judge, combos, data_dir)
+    mine = combos[combos.judge == judge]
+    methods = sorted(mine["method"])
     if method not in methods:
         raise DataNotFoundError(
             f"LLM_summeval has no {method!r} outputs for {judge}; available: {', '.join(methods)}"
         )
+    released = mine.loc[mine.method == method, "criteria"].iloc[0]
+    if criteria is None:
+        criteria = released
+    missing = [c for c in criteria if c not in released]
+    if missing:
+        raise DataNotFoundError(f"LLM_summeval has no complete {method!r} outputs of {judge} for criteria {missing} "
+                                f"(all 12 systems); released: {', '.join(released)}")
 
     annotation_paths = [f"model_output_annotations/{s}_outputs_annotations.jsonl" for s in SYSTEMS]
     generation_paths = [
@@ -131,7 +182,7 @@ def _read_jsonl(path: Path, name: str) -> list[dict[str, Any]]:
             try:
                 out.append(json.loads(line))
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{name} line {number} is not valid JSON: {exc}") from exc
+                raise DataFormatError(f"{name} line {number} is not valid JSON: {exc}") from exc
     return out
 
 
@@ -159,7 +210,7 @@ def _human_rows(
 ) -> list[dict[str, Any]]:
     experts = record.get("expert_annotations") or []
     if len(experts) != 3:
-        raise ValueError(f"{path}: summary {record.get('id')} has {len(experts)} expert ratings, expected 3")
+        raise DataFormatError(f"{path}: summary {record.get('id')} has {len(experts)} expert ratings, expected 3")
     base = {
         "run_id": run_id,
         "item_id": f"{record['id']}:{system}",
@@ -206,7 +257,7 @@ def _judge_rows(
         by_item.setdefault(f"{record['id']}:{system}", []).append(str(record.get("resp", "")))
     stray = sorted(set(by_item) - known)
     if stray:
-        raise ValueError(f"{name} has outputs for summaries not in the annotations (first: {stray[0]})")
+        raise DataFormatError(f"{name} has outputs for summaries not in the annotations (first: {stray[0]})")
     parse = PARSERS[method]
     rows = []
     base = {

@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from judgelab.errors import ConfigError
 from judgelab.rubrics.base import ParseFailure
 from judgelab.rubrics.verdict_text import TextVerdict, read_choice, read_score
 
@@ -124,4 +125,4 @@ def publisher_score(method: str, text: str) -> float | None:
         return LETTERS.get(text.strip())
     if method == "stareval":
         return _publisher_stars(text)
-    raise ValueError(f"unknown LLM_summeval method {method!r}; known: {', '.join(PARSERS)}")
+    raise ConfigError(f"unknown LLM_summeval method {method!r}; known: {', '.join(PARSERS)}")

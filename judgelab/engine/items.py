@@ -46,8 +46,15 @@ def read_items(source: str | os.PathLike[str] | pd.DataFrame | Iterable[Mapping[
         df, origin = source.copy(), "the items DataFrame"
     elif isinstance(source, str | os.PathLike):
         df, origin = _read_file(Path(source)), str(source)
+    elif isinstance(source, Iterable) and not isinstance(source, bytes | Mapping):
+        try:
+            df, origin = pd.DataFrame(list(source)), "the items list"
+        except (TypeError, ValueError) as exc:
+            raise ItemsError(f"the items list cannot be read as rows ({exc}); give a DataFrame, a file path or a list "
+                             "of mappings (one per item)") from exc
     else:
-        df, origin = pd.DataFrame(list(source)), "the items list"
+        raise ItemsError(f"items must be a DataFrame, a file path or a list of mappings (one per item), not "
+                         f"{type(source).__name__}")
     if df.empty:
         raise ItemsError(f"{origin} holds no items")
     return with_item_ids(df, origin)

@@ -36,7 +36,7 @@ from judgelab.engine.items import read_items
 from judgelab.engine.runner import run
 from judgelab.ensembles.confidence import POSITION_CONDITION, position_consistency
 from judgelab.ensembles.panels import Panel
-from judgelab.errors import ConfigError
+from judgelab.errors import ArgumentTypeError, ConfigError, user_errors
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap, mean_statistic
 from judgelab.stats.ltt import CascadeCalibration, cascade_decisions, ltt_cascade
 from judgelab.stats.tidy import result_row, tidy_frame
@@ -62,7 +62,11 @@ class CascadeResult:
 def _judge_name(judge: Any) -> str:
     if isinstance(judge, Panel):
         return judge.name
-    return judge if isinstance(judge, str) else str(judge.model_name)
+    if isinstance(judge, str):
+        return judge
+    if not hasattr(judge, "model_name"):
+        raise ArgumentTypeError(f"a cascade tier is a model name, a judge object or a panel, not {type(judge).__name__}")
+    return str(judge.model_name)
 
 
 def _run_tier(tier: Any, items: pd.DataFrame, rubric: Any, **kwargs: Any) -> pd.DataFrame:
@@ -72,48 +76,48 @@ def _run_tier(tier: Any, items: pd.DataFrame, rubric: Any, **kwargs: Any) -> pd.
     return run(items, rubric, tier, **kwargs)
 
 
+@user_errors
 def consolidated(table: pd.DataFrame, judge: str, conditions: tuple[str, str] = SWAP_CONDITIONS) -> pd.DataFrame:
     """One verdict per item for ``judge``: swap-consolidated when both orders exist, else its only order."""
     rows = table[(table["judge"] == judge) & table["side"].isna()]
     if rows.empty:
-        raise ValueError(f"judge {judge!r} has no whole-answer rows in the table")
+        raise ConfigError(f"judge {judge!r} has no whole-answer rows in the table")
     if rows["criterion"].nunique() > 1:  # per-criterion winners too: the cascade decides on the overall verdict
         if not (rows["criterion"] == "overall").any():
-            raise ValueError(f"judge {judge!r} has several criteria and no 'overall' verdict to screen on")
+            raise ConfigError(f"judge {judge!r} has several criteria and no 'overall' verdict to screen on")
         rows = rows[rows["criterion"] == "overall"]
     if set(conditions) <= set(rows["condition"]):
         return position_consistency(rows, conditions=conditions)
     if rows["condition"].nunique() > 1:
-        raise ValueError(f"judge {judge!r} has conditions {sorted(set(rows['condition']))}; expected {conditions} "
+        raise ConfigError(f"judge {judge!r} has conditions {sorted(set(rows['condition']))}; expected {conditions} "
                          "or a single condition")
     return rows.reset_index(drop=True)
 
 
+@user_errors
 def escalation_mask(verdicts: pd.DataFrame, escalate_when: EscalateWhen) -> np.ndarray:
     """True where a consolidated cheap verdict goes to the strong judge."""
+    _check_rule(escalate_when)
     unscored = (~judgments.is_scored(verdicts)).to_numpy()
     if callable(escalate_when):
         chosen = np.asarray(escalate_when(verdicts), dtype=bool)
         if chosen.shape != unscored.shape:
-            raise ValueError(f"escalate_when returned {chosen.shape[0]} values for {len(verdicts)} verdicts")
+            raise ConfigError(f"escalate_when returned {chosen.shape[0]} values for {len(verdicts)} verdicts")
     elif isinstance(escalate_when, int | float) and not isinstance(escalate_when, bool):
         conf = verdicts["confidence"].astype(float).to_numpy()
         chosen = ~(conf >= float(escalate_when))  # a missing confidence escalates too
     elif escalate_when == "inconsistent":
         chosen = np.array([judgments.detail(r).get("consistent") is False for _, r in verdicts.iterrows()])
-    elif escalate_when == "tie":
+    else:  # "tie" (_check_rule refused anything else)
         chosen = (verdicts["winner"] == "TIE").fillna(False).to_numpy(dtype=bool)
-    else:
-        _check_rule(escalate_when)
-        raise AssertionError("unreachable")
     return unscored | chosen
 
 
 def _check_rule(escalate_when: EscalateWhen) -> None:
-    if callable(escalate_when) or escalate_when in ("inconsistent", "tie"):
+    if callable(escalate_when) or (isinstance(escalate_when, str) and escalate_when in ("inconsistent", "tie")):
         return
     if isinstance(escalate_when, bool) or not isinstance(escalate_when, int | float) or not 0 <= escalate_when <= 1:
-        raise ValueError(f"escalate_when must be a confidence threshold in [0, 1], 'inconsistent', 'tie' or a "
+        raise ConfigError(f"escalate_when must be a confidence threshold in [0, 1], 'inconsistent', 'tie' or a "
                          f"function, not {escalate_when!r}")
 
 
@@ -129,14 +133,17 @@ def _usd(rows: pd.DataFrame) -> float:
     return float(values.sum()) if len(values) and np.isfinite(values).all() else float("nan")
 
 
+@user_errors
 def cascade_rows(cheap: pd.DataFrame, strong: pd.DataFrame, escalate: np.ndarray, name: str) -> pd.DataFrame:
     """The cascade's final verdicts: the cheap verdict, or the strong one where escalated."""
+    if np.ndim(escalate) != 1 or len(escalate) != len(cheap):
+        raise ConfigError(f"escalate must hold one True/False per cheap verdict ({len(cheap)}), got {escalate!r}")
     strong_by_item = strong.set_index("item_id")
     out = []
     for (_, row), up in zip(cheap.iterrows(), escalate, strict=True):
         src = strong_by_item.loc[row["item_id"]] if up and row["item_id"] in strong_by_item.index else row
         if up and row["item_id"] not in strong_by_item.index:
-            raise ValueError(f"item {row['item_id']!r} was escalated but the strong judge has no verdict for it")
+            raise ConfigError(f"item {row['item_id']!r} was escalated but the strong judge has no verdict for it")
         new = {c: src[c] for c in ("criterion", "status", "unscored_reason", "winner", "verdict", "score",
                                    "confidence", "condition", "rubric", "rubric_version")}
         new.update(run_id=f"{name}:{row['run_id']}", item_id=row["item_id"], judge=name, repeat=0,
@@ -153,6 +160,7 @@ def _gold(table: pd.DataFrame, gold: str | None) -> pd.Series | None:
     return rows.drop_duplicates("item_id").set_index("item_id")["winner"]
 
 
+@user_errors
 def cascade_report(cheap_rows: pd.DataFrame, strong_rows: pd.DataFrame, cheap: pd.DataFrame, strong_all: pd.DataFrame
                    | None, final: pd.DataFrame, escalate: np.ndarray, *, gold: pd.Series | None,
                    strong_rows_all: pd.DataFrame | None, n_resamples: int = DEFAULT_RESAMPLES,
@@ -213,6 +221,7 @@ def cascade_report(cheap_rows: pd.DataFrame, strong_rows: pd.DataFrame, cheap: p
     return tidy_frame(rows)
 
 
+@user_errors
 def cascade_from_tables(table: pd.DataFrame, cheap: str, strong: str, *, escalate_when: EscalateWhen = 0.75,
                         gold: str | None = "gold", conditions: tuple[str, str] = SWAP_CONDITIONS,
                         n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> CascadeResult:
@@ -237,6 +246,7 @@ def _verdicts(rows: pd.DataFrame) -> pd.Series:
     return out
 
 
+@user_errors
 def tier_verdicts(table: pd.DataFrame, tiers: Sequence[str], *, gold: str | Mapping[str, Any] | None = "gold",
                   conditions: tuple[str, str] = SWAP_CONDITIONS) -> pd.DataFrame:
     """One row per item: each tier's consolidated verdict and confidence, and (with gold) whether it is right.
@@ -310,6 +320,7 @@ class EscalationRule:
         return rows
 
 
+@user_errors
 def calibrate_cascade(table: pd.DataFrame, tiers: Sequence[str], *, alpha: float, delta: float,
                       gold: str | Mapping[str, Any] = "gold", conditions: tuple[str, str] = SWAP_CONDITIONS,
                       items: Sequence[str] | None = None, max_levels: int = 8) -> EscalationRule:
@@ -323,6 +334,7 @@ def calibrate_cascade(table: pd.DataFrame, tiers: Sequence[str], *, alpha: float
     return rule_from_verdicts(frame, tiers, alpha=alpha, delta=delta, items=items, max_levels=max_levels)
 
 
+@user_errors
 def rule_from_verdicts(frame: pd.DataFrame, tiers: Sequence[str], *, alpha: float, delta: float,
                        items: Sequence[str] | None = None, max_levels: int = 8) -> EscalationRule:
     """:func:`calibrate_cascade` on a :func:`tier_verdicts` frame (compute it once to calibrate many splits)."""
@@ -337,6 +349,7 @@ def rule_from_verdicts(frame: pd.DataFrame, tiers: Sequence[str], *, alpha: floa
     return EscalationRule(tuple(tiers), cal)
 
 
+@user_errors
 def apply_cascade(table: pd.DataFrame, rule: EscalationRule, *, gold: str | Mapping[str, Any] | None = "gold",
                   conditions: tuple[str, str] = SWAP_CONDITIONS, items: Sequence[str] | None = None,
                   item_fields: pd.DataFrame | None = None, n_resamples: int = DEFAULT_RESAMPLES,
@@ -489,6 +502,7 @@ class Cascade:
         return final[~final["item_id"].isin(human)], tidy_frame(rows), _queue(judged, keys, item_df)
 
 
+@user_errors
 def cascade(cheap: Any, strong: Any, *, escalate_when: EscalateWhen = 0.75,
             guarantee: tuple[float, float] | None = None, **kwargs: Any) -> Cascade:
     """A :class:`Cascade`; cheap and strong are model names, judge objects or panels.

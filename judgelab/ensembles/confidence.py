@@ -29,6 +29,7 @@ import pandas as pd
 from judgelab import judgments
 from judgelab.engine.cache import RequestCache
 from judgelab.engine.logprobs import score_probabilities  # the same score token as the expected score
+from judgelab.errors import ConfigError, user_errors
 from judgelab.rubrics import combine_swapped_passes
 
 __all__ = ["POSITION_CONDITION", "chosen_score_probability", "key_groups", "logprob_confidence",
@@ -47,6 +48,7 @@ def key_groups(rows: pd.DataFrame, keys: Sequence[str]) -> Iterator[tuple[dict[s
         yield {k: None if pd.isna(v) else v for k, v in zip(keys, key, strict=True)}, group
 
 
+@user_errors
 def position_consistency(table: pd.DataFrame, *, judges: Sequence[str] | None = None,
                          conditions: tuple[str, str] = ("original", "swapped"),
                          stated_default: float = 1.0) -> pd.DataFrame:
@@ -61,7 +63,7 @@ def position_consistency(table: pd.DataFrame, *, judges: Sequence[str] | None = 
         rows = rows[rows["judge"].isin(list(judges))]
     rows = rows[rows["winner"].notna() | ~judgments.is_scored(rows)]
     if rows.empty:
-        raise ValueError(f"no pairwise verdict rows with condition in {conditions} to consolidate")
+        raise ConfigError(f"no pairwise verdict rows with condition in {conditions} to consolidate")
     keys = ["run_id", "judge", "item_id", "criterion", "repeat"]
     rows = rows.reset_index(drop=True)
     group = rows.groupby(keys, sort=False, dropna=False, observed=True).ngroup().to_numpy()  # order of appearance
@@ -100,7 +102,7 @@ def _pass_rows(rows: pd.DataFrame, group: np.ndarray, n_groups: int, condition: 
     """Per group, the position of its ``condition`` row (-1 where it has none); two such rows raise."""
     at = np.flatnonzero((rows["condition"] == condition).to_numpy())
     if (np.bincount(group[at], minlength=n_groups) > 1).any():
-        raise ValueError(f"several {condition!r} rows for one judge/item/criterion/repeat")
+        raise ConfigError(f"several {condition!r} rows for one judge/item/criterion/repeat")
     out = np.full(n_groups, -1)
     out[group[at]] = at
     return out
@@ -118,6 +120,7 @@ def _stated(value: Any, default: float) -> float:
     return default if value is None or pd.isna(value) else float(value)
 
 
+@user_errors
 def repeat_agreement(table: pd.DataFrame, *, tolerance: float = 0.5) -> pd.DataFrame:
     """One row per judge x item x criterion x side x condition over its repeats (``repeat`` NA).
 
@@ -155,6 +158,7 @@ def repeat_agreement(table: pd.DataFrame, *, tolerance: float = 0.5) -> pd.DataF
     return judgments.make_table(out) if out else judgments.empty_table()
 
 
+@user_errors
 def chosen_score_probability(tokens: list[dict[str, Any]] | None, scale: tuple[int, int],
                              chosen: float) -> tuple[float | None, str]:
     """P(chosen value) / P(any valid value) at the score token, or (None, why not)."""
@@ -165,6 +169,7 @@ def chosen_score_probability(tokens: list[dict[str, Any]] | None, scale: tuple[i
     return mass.get(int(chosen), 0.0) / total, "ok"
 
 
+@user_errors
 def logprob_confidence(table: pd.DataFrame, cache: RequestCache | str, scale: tuple[int, int]) -> pd.DataFrame:
     """A copy of ``table`` whose scored rows get ``confidence`` = the probability of their score.
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, user_errors
 from judgelab.probes import authority as _authority
 from judgelab.probes import injection as _injection
 from judgelab.probes import length as _length
@@ -33,11 +33,18 @@ from judgelab.rubrics.base import Rubric
 
 @dataclass(frozen=True)
 class Probe:
-    """A bias probe: call it to run the experiment; ``.analyze(table, ...)`` analyses an existing table."""
+    """A bias probe: call it to run the experiment; ``.analyze(table, ...)`` analyses an existing table.
+
+    Both guard their arguments (:func:`judgelab.errors.user_errors`): a caller's mistake is a JudgelabError.
+    """
 
     name: str
     run: Callable[..., ProbeResult]
     analyze: Callable[..., ProbeResult]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "run", user_errors(self.run))
+        object.__setattr__(self, "analyze", user_errors(self.analyze))
 
     def __call__(self, items: Any, rubric: Rubric | str, model: str, **kw: Any) -> ProbeResult:
         return self.run(items, rubric, model, **kw)

@@ -53,6 +53,8 @@ def resolve_rubric_path(name_or_path: str | Path) -> Path:
     if path.suffix in {".yaml", ".yml"} or path.exists():
         if not path.exists():
             raise RubricSpecError(f"rubric file not found: {path}")
+        if not path.is_file():
+            raise RubricSpecError(f"{str(path)!r} is a folder, not a rubric YAML file or a built-in rubric name")
         return path
     raise RubricSpecError(f"unknown rubric {text!r}; built-in rubrics: {', '.join(list_rubrics())} (or give a YAML path)")
 

@@ -9,6 +9,9 @@ labels) is ``gold=``; every ``n_resamples`` defaults to :data:`DEFAULT_RESAMPLES
 are written out in ``docs/conventions.md``.
 """
 
+import inspect
+
+from judgelab.errors import user_errors
 from judgelab.stats.agreement import cohen_kappa, fleiss_kappa, percent_agreement
 from judgelab.stats.alt_test import alt_test
 from judgelab.stats.bias import positive_bias, score_distributions
@@ -23,6 +26,7 @@ from judgelab.stats.bootstrap import (
     spearman_statistic,
     vectorized_statistic,
 )
+from judgelab.stats.classification import classification_report, confusion_matrix
 from judgelab.stats.compare import adjust_pvalues, compare_judges, dependent_correlation_test
 from judgelab.stats.compare_rubrics import compare_rubrics
 from judgelab.stats.conformal import conformal_interval
@@ -58,6 +62,7 @@ from judgelab.stats.pairing import (
     pair_judges,
 )
 from judgelab.stats.pairwise import pairwise_accuracy, pairwise_agreement, pairwise_policy_sensitivity
+from judgelab.stats.pairwise_compare import compare_pairwise_judges
 from judgelab.stats.power import n_for_correlation, n_for_correlation_difference, n_for_flip_rate, n_for_kappa
 from judgelab.stats.ppi import CorrectionError
 from judgelab.stats.sensitivity import unscored_sensitivity
@@ -78,10 +83,13 @@ __all__ = [
     "alt_test",
     "bootstrap",
     "bootstrap_ci",
+    "classification_report",
     "cohen_kappa",
     "compare_judges",
+    "compare_pairwise_judges",
     "compare_rubrics",
     "conformal_interval",
+    "confusion_matrix",
     "corrected_difference",
     "corrected_mean",
     "correlation",
@@ -129,3 +137,11 @@ __all__ = [
     "unscored_sensitivity",
     "vectorized_statistic",
 ]
+
+
+# Public functions guard their arguments (judgelab.errors.user_errors): a caller's mistake ends in a JudgelabError
+# naming the argument. Modules inside judgelab import the plain functions from their own modules.
+for _name in __all__:
+    if inspect.isfunction(globals()[_name]):
+        globals()[_name] = user_errors(globals()[_name])
+del _name

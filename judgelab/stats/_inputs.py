@@ -362,6 +362,9 @@ def _column(value: Any, data: pd.DataFrame | None, name: str, numeric: bool) -> 
         series = data[value]
     elif value is None:
         raise StatsInputError(f"{name} is required")
+    elif np.ndim(value) == 0 or isinstance(value, pd.DataFrame):
+        raise StatsInputError(f"{name} must be one value per row (an array, list or Series) or a column name, "
+                              f"not {type(value).__name__}")
     else:
         try:
             series = pd.Series(np.asarray(value, dtype=object) if not numeric else value)

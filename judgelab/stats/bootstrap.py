@@ -87,6 +87,8 @@ class BootstrapResult:
         """Exactly which interval this is, e.g. 'percentile bootstrap 95%, 10000 resamples, clustered by doc'."""
         name = "BCa bootstrap" if self.interval == "bca" else "percentile bootstrap"
         text = f"{name} {_level_text(self.ci_level)}, {self.n_resamples} resamples"
+        if self.interval == "bca":  # R's boot counts strictly below: with many tied resamples the two differ
+            text += " (bias correction counts resamples equal to the estimate as half below)"
         if self.n_clusters is not None:
             how = "clusters, then rows within" if self.cluster_resampling == "clusters_then_rows" else "whole clusters"
             text += f", clustered by {self.cluster_name or 'cluster'} ({self.n_clusters} clusters; resampling {how})"
@@ -112,9 +114,17 @@ def vectorized_statistic(func: Callable[..., np.ndarray], *arrays: np.ndarray) -
     return lambda idx: np.asarray(func(*[c[idx] for c in cols]), dtype="float64")
 
 
+def _floats(values: Any, name: str) -> np.ndarray:
+    """``values`` as a float array, or one StatsInputError naming the argument."""
+    try:
+        return np.asarray(values, dtype="float64")
+    except (TypeError, ValueError) as exc:
+        raise StatsInputError(f"{name} must hold numbers ({exc})") from None
+
+
 def mean_statistic(x: np.ndarray) -> IndexStatistic:
     """Mean of one sample."""
-    values = np.asarray(x, dtype="float64")
+    values = _floats(x, "x")
     return lambda idx: values[idx].mean(axis=1)
 
 
@@ -135,7 +145,7 @@ def rowwise_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def pearson_statistic(x: np.ndarray, y: np.ndarray) -> IndexStatistic:
     """Pearson r of a paired sample."""
-    xs, ys = np.asarray(x, dtype="float64"), np.asarray(y, dtype="float64")
+    xs, ys = _floats(x, "x"), _floats(y, "y")
     return lambda idx: rowwise_pearson(xs[idx], ys[idx])
 
 
@@ -252,10 +262,11 @@ def kendall_statistic(x: np.ndarray, y: np.ndarray, variant: Literal["b", "c"] =
     pairs by cumulative sums, O(K L) per resample), else scipy.stats.kendalltau per resample."""
     if variant not in ("b", "c"):
         raise StatsInputError(f"variant must be 'b' or 'c', got {variant!r}")
+    x, y = _floats(x, "x"), _floats(y, "y")
     table = table_statistic(x, y, lambda counts: kendall_from_table(counts, variant))
     if table is not None:
         return table
-    xs, ys = np.asarray(x, dtype="float64"), np.asarray(y, dtype="float64")
+    xs, ys = x, y
 
     def stat(idx: np.ndarray) -> np.ndarray:
         out = np.empty(idx.shape[0])
@@ -526,6 +537,11 @@ def bootstrap(
     the acceleration and the mid-count ``(#< + #=/2) / B`` for the bias correction, so that
     discrete statistics with many tied replicates keep a finite correction.
     """
+    if isinstance(seed, int) and not isinstance(seed, bool) and seed < 0:
+        raise StatsInputError(f"seed must be a whole number >= 0, got {seed}")
+    if not callable(statistic):
+        raise StatsInputError(f"statistic must be a function of an index matrix (e.g. mean_statistic(x)), "
+                              f"got {type(statistic).__name__}")
     if not 0 < ci_level < 1:
         raise StatsInputError(f"ci_level must be between 0 and 1, got {ci_level}")
     if interval not in ("percentile", "bca"):

@@ -28,13 +28,17 @@ from judgelab.stats.bootstrap import (
     difference_statistic,
     paired_tables,
 )
+from judgelab.stats.classification import classification_statistic
 from judgelab.stats.correlation import correlate, correlation_statistic
 from judgelab.stats.errors import ERROR_FUNCTIONS, error_statistic
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["COMPARABLE_METRICS", "adjust_pvalues", "compare_judges", "dependent_correlation_test"]
 
-_LABEL_METRICS = ("kappa", "kappa_linear", "kappa_quadratic", "percent_agreement")
+# classification metrics of a judge's labels against gold, coded over the classes of both judges and gold
+_CLASSIFICATION_METRICS = ("accuracy", "precision_macro", "recall_macro", "f1_macro", "precision_weighted",
+                           "recall_weighted", "f1_weighted")
+_LABEL_METRICS = ("kappa", "kappa_linear", "kappa_quadratic", "percent_agreement", *_CLASSIFICATION_METRICS)
 _NUMERIC_METRICS = ("spearman", "pearson", "kendall", "mae", "rmse", "mean_signed_difference")
 COMPARABLE_METRICS: tuple[str, ...] = _NUMERIC_METRICS + _LABEL_METRICS
 
@@ -47,6 +51,9 @@ def _metric_statistic(metric: str, judge: np.ndarray, gold: np.ndarray, k: int) 
         return error_statistic(metric, judge, gold)
     if metric == "percent_agreement":
         return agreement_statistic(judge, gold)
+    if metric in _CLASSIFICATION_METRICS:
+        name, _, average = metric.partition("_")
+        return classification_statistic(gold, judge, k, name, average or None)  # type: ignore[arg-type]
     weights = {"kappa": None, "kappa_linear": "linear", "kappa_quadratic": "quadratic"}[metric]
     return kappa_statistic(judge, gold, k, weights)  # type: ignore[arg-type]
 
@@ -72,7 +79,12 @@ def compare_judges(
     Label metrics (kappa, kappa_linear, kappa_quadratic, percent_agreement) use ``labels`` as the
     ordered categories, else each judge's own labels with gold's -- exactly as
     :func:`judgelab.stats.cohen_kappa` does for that pair, so metric(a, gold) here equals
-    ``cohen_kappa(a, gold)`` on the same items. ``aggregate``: as in :func:`judgelab.stats.correlation`.
+    ``cohen_kappa(a, gold)`` on the same items. Classification metrics (``"accuracy"``, the share of items
+    where the judge's label is gold's; ``precision_/recall_/f1_`` + ``macro`` or ``weighted``) count both
+    judges over one class list (``labels``, else every class a, b or gold uses) and equal
+    :func:`judgelab.stats.classification_report` on the same items (its default zero-division rule).
+    For a pairwise judge judged in both orders, :func:`judgelab.stats.compare_pairwise_judges` compares
+    over both orders. ``aggregate``: as in :func:`judgelab.stats.correlation`.
     """
     if metric not in COMPARABLE_METRICS:
         raise StatsInputError(f"unknown metric {metric!r}; use one of {list(COMPARABLE_METRICS)}")
@@ -83,8 +95,12 @@ def compare_judges(
     if label_metric:
         if labels is None and metric != "percent_agreement":
             check_categorical(res.values, f"compare_judges(metric={metric!r})")
-        (ca, ga), cats_a = label_codes([va, vr], labels)
-        (cb, gb), cats_b = label_codes([vb, vr], labels)
+        if metric in _CLASSIFICATION_METRICS:  # one class list for both judges: a macro mean over the same classes
+            (ca, cb, ga), cats_a = label_codes([va, vb, vr], labels)
+            gb, cats_b = ga, cats_a
+        else:
+            (ca, ga), cats_a = label_codes([va, vr], labels)
+            (cb, gb), cats_b = label_codes([vb, vr], labels)
         stat_a = _metric_statistic(metric, ca, ga, max(len(cats_a), 1))
         stat_b = _metric_statistic(metric, cb, gb, max(len(cats_b), 1))
     else:

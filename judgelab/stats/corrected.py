@@ -375,9 +375,16 @@ def _methods(method: str | Sequence[str]) -> list[str]:
     return methods
 
 
+def _one_per_item(values: Any, name: str) -> pd.Series:
+    if isinstance(values, pd.DataFrame) or np.ndim(values) != 1:
+        raise CorrectionError(f"without a table, {name} must be one value per item (an array, list or Series), not "
+                              f"{type(values).__name__}; with table=..., it names a judge")
+    return pd.Series(values)
+
+
 def _array_input(judge: Any, gold: Any, cluster: Any, strata: Any, positive: Positive) -> CorrectedInput:
-    yhat, text = _values(pd.Series(judge), positive, "judge")
-    gold_values, _ = _values(pd.Series(gold), positive, "gold")
+    yhat, text = _values(_one_per_item(judge, "judge"), positive, "judge")
+    gold_values, _ = _values(_one_per_item(gold, "gold"), positive, "gold")
     if len(yhat) != len(gold_values):
         raise CorrectionError(f"judge has {len(yhat)} values and gold {len(gold_values)}; give one per item "
                               "(gold NaN where unlabelled)")

@@ -1,8 +1,23 @@
-"""Spearman, Kendall (tau-b / tau-c) and Pearson correlations with p-values and bootstrap CIs."""
+"""Spearman, Kendall (tau-b / tau-c) and Pearson correlations with p-values and bootstrap CIs.
+
+Which p-value (the ``method`` string says it):
+
+- **Kendall**: exact -- the permutation distribution of tau (``scipy.stats.kendalltau(method="exact")``) --
+  when neither side has ties and n < 50, else the asymptotic normal approximation with the tie
+  correction (``method="asymptotic"``). This is R's ``cor.test(method="kendall")`` rule. (scipy's own default
+  switches to exact only up to n = 33.)
+- **Spearman**: exact -- every one of the n! pairings, enumerated as the distribution of the sum of squared
+  rank differences -- when neither side has ties and n <= 9, else scipy.stats.spearmanr's t approximation
+  (asymptotic). R's ``cor.test(method="spearman")`` is exact for the same samples (AS 89 enumerates n <= 9);
+  for 10 <= n < 1290 without ties R uses AS 89's Edgeworth series, which differs slightly from the t
+  approximation used here.
+- **Pearson**: scipy.stats.pearsonr's exact t test (normal data).
+"""
 
 from __future__ import annotations
 
 import warnings
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -22,16 +37,77 @@ from judgelab.stats.bootstrap import (
 )
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
-__all__ = ["Alternative", "CorrelationMethod", "correlate", "correlation", "correlation_row", "correlation_statistic",
-           "kendall", "metric_name", "pearson", "spearman"]
+__all__ = ["Alternative", "CorrelationMethod", "EXACT_KENDALL_MAX_N", "EXACT_SPEARMAN_MAX_N", "correlate", "correlation",
+           "correlation_row", "correlation_statistic", "kendall", "metric_name", "p_value_method", "pearson",
+           "spearman", "spearman_exact_p"]
 
 CorrelationMethod = Literal["spearman", "kendall", "pearson"]
 Alternative = Literal["two-sided", "less", "greater"]
 _P_SOURCE = {
-    "spearman": "scipy.stats.spearmanr, t approximation",
-    "kendall": "scipy.stats.kendalltau",
+    "spearman": "asymptotic: scipy.stats.spearmanr's t approximation",
+    "kendall": "asymptotic: scipy.stats.kendalltau's normal approximation with tie correction",
     "pearson": "scipy.stats.pearsonr, exact t",
 }
+_P_EXACT = {
+    "spearman": "exact: all n! pairings (no ties, n <= 9)",
+    "kendall": "exact: scipy.stats.kendalltau(method='exact') (no ties, n < 50)",
+}
+EXACT_KENDALL_MAX_N = 49  # R's cor.test: exact below 50 untied pairs
+EXACT_SPEARMAN_MAX_N = 9  # R's AS 89 enumerates up to 9; n! pairings stay cheap
+
+
+def _untied(values: np.ndarray) -> bool:
+    return len(np.unique(values)) == len(values)
+
+
+def _exact_p(method: str, x: np.ndarray, y: np.ndarray) -> bool:
+    """Whether the p-value of ``method`` on (x, y) is exact (small samples without ties)."""
+    limit = {"kendall": EXACT_KENDALL_MAX_N, "spearman": EXACT_SPEARMAN_MAX_N}.get(method)
+    return limit is not None and 3 <= len(x) <= limit and _untied(x) and _untied(y)
+
+
+def p_value_method(method: str, x: np.ndarray, y: np.ndarray, alternative: str = "two-sided") -> str:
+    """How :func:`correlate` computes the p-value of ``method`` on (x, y): "exact: ..." or "asymptotic: ..."."""
+    text = _P_EXACT[method] if _exact_p(method, x, y) else _P_SOURCE[method]
+    return f"{text} ({alternative})"
+
+
+@lru_cache(maxsize=EXACT_SPEARMAN_MAX_N + 1)
+def _squared_rank_difference_counts(n: int) -> np.ndarray:
+    """How many of the n! pairings of ranks 1..n give each sum of squared rank differences S = 0, 1, ...
+
+    A dynamic programme over the set of ranks already paired (positions are filled in order): 2^n states.
+    """
+    top = n * (n * n - 1) // 3
+    counts = np.zeros((1 << n, top + 1), dtype=np.int64)
+    counts[0, 0] = 1
+    for mask in range(1 << n):
+        position = bin(mask).count("1")
+        if position == n or not counts[mask].any():
+            continue
+        for rank in range(n):
+            if not mask >> rank & 1:
+                step = (position - rank) ** 2
+                counts[mask | 1 << rank, step:] += counts[mask, : top + 1 - step]
+    return counts[-1]
+
+
+def spearman_exact_p(x: np.ndarray, y: np.ndarray, alternative: str = "two-sided") -> float:
+    """The exact permutation p-value of Spearman's rho for untied x and y (n <= 9): the share of the n! pairings
+    with a rho at least as extreme; two-sided: twice the smaller tail, at most 1 (R's and scipy's
+    ``permutation_test`` convention)."""
+    n = len(x)
+    rank_x, rank_y = np.argsort(np.argsort(x)), np.argsort(np.argsort(y))
+    observed = int(np.sum((rank_x - rank_y) ** 2))
+    counts = _squared_rank_difference_counts(n)
+    total = counts.sum()
+    greater = counts[: observed + 1].sum() / total  # rho >= observed  <=>  S <= observed
+    less = counts[observed:].sum() / total
+    if alternative == "greater":
+        return float(greater)
+    if alternative == "less":
+        return float(less)
+    return float(min(1.0, 2 * min(greater, less)))
 
 
 def correlation_statistic(method: CorrelationMethod, x: np.ndarray, y: np.ndarray, variant: str = "b") -> IndexStatistic:
@@ -56,6 +132,7 @@ def correlate(
     constant = [name for name, v in (("x", x), ("y", y)) if np.all(v == v[0])]
     if constant:
         return np.nan, np.nan, f"correlation undefined: {' and '.join(constant)} constant"
+    exact = _exact_p(method, x, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scipy warns for n=2 and near-constant input; we report NaN/notes instead
         if method == "spearman":
@@ -63,9 +140,11 @@ def correlate(
         elif method == "pearson":
             res = stats.pearsonr(x, y, alternative=alternative)
         else:
-            res = stats.kendalltau(x, y, variant=variant, alternative=alternative)
-    note = "p-value undefined for n=2" if len(x) == 2 and np.isnan(res.pvalue) else ""
-    return float(res.statistic), float(res.pvalue), note
+            res = stats.kendalltau(x, y, variant=variant, alternative=alternative,
+                                   method="exact" if exact else "asymptotic")
+    p_value = spearman_exact_p(x, y, alternative) if method == "spearman" and exact else float(res.pvalue)
+    note = "p-value undefined for n=2" if len(x) == 2 and np.isnan(p_value) else ""
+    return float(res.statistic), p_value, note
 
 
 def metric_name(method: CorrelationMethod, variant: str = "b") -> str:
@@ -94,7 +173,7 @@ def correlation_row(
     else:
         fields, boot_note = boot.fields(), boot.note
     label = {"spearman": "Spearman rho", "pearson": "Pearson r"}.get(method, f"Kendall tau-{variant}")
-    method_text = f"{label}, p from {_P_SOURCE[method]} ({alternative}); CI: {boot.method}"
+    method_text = f"{label}, p {p_value_method(method, x, y, alternative)}; CI: {boot.method}"
     cluster_note = "p-value assumes independent rows; only the CI accounts for clustering" if res.cluster is not None else ""
     return result_row(metric or metric_name(method, variant), estimate, n=res.n, p_value=p_value,
                       method=method_text, note=join_notes(note, res.note, boot_note, cluster_note), **fields,

@@ -63,6 +63,11 @@ def mcnemar_test(
 
     Estimate: accuracy after - accuracy before, with a Wald CI for paired proportions. ``exact``
     None chooses the exact binomial version when fewer than 25 items changed.
+
+    No discordant item (nothing changed): there is no evidence of a change, so ``p_value`` is 1 -- the exact
+    test's value, which statsmodels gives too -- and the chi-square statistic, 0/0, is NaN (statsmodels
+    returns inf and p = 0 with the continuity correction); the Wald interval would have zero width, so it is
+    NaN. The note says so.
     """
     res = resolve(data, {"before": before_correct, "after": after_correct})
     b_arr, a_arr = res.values["before"], res.values["after"]
@@ -75,13 +80,20 @@ def mcnemar_test(
     to_wrong, to_right = int(table[0, 1]), int(table[1, 0])
     use_exact = (to_wrong + to_right) < 25 if exact is None else exact
     context = {"n_correct_to_wrong": to_wrong, "n_wrong_to_correct": to_right, "ci_level": ci_level, **res.context()}
-    result = mcnemar(table, exact=use_exact, correction=correction)
     estimate = (to_right - to_wrong) / n
+    test_text = "exact binomial McNemar" if use_exact else f"McNemar chi-square{' (continuity corrected)' * correction}"
+    method = f"accuracy after - before; p: {test_text} (statsmodels); CI: Wald for paired proportions {ci_level:.0%}"
+    if to_wrong + to_right == 0:
+        row = result_row("accuracy_change", estimate, n=n, p_value=1.0, method=method,
+                         statistic=0.0 if use_exact else np.nan,
+                         note=f"no discordant item: each of the {n} items is equally correct before and after, so "
+                         "p = 1 (no evidence of a change)" + ("" if use_exact else "; the chi-square statistic is "
+                                                               "undefined (0/0): NaN") +
+                         "; the Wald interval would have zero width: NaN", **context)
+        return tidy_frame([row])
+    result = mcnemar(table, exact=use_exact, correction=correction)
     se = np.sqrt(max(0.0, to_wrong + to_right - (to_right - to_wrong) ** 2 / n)) / n
     z = special.ndtri(1 - (1 - ci_level) / 2)
-    test_text = "exact binomial McNemar" if use_exact else f"McNemar chi-square{' (continuity corrected)' * correction}"
     row = result_row("accuracy_change", estimate, n=n, ci_low=estimate - z * se, ci_high=estimate + z * se,
-                     p_value=float(result.pvalue), method=f"accuracy after - before; p: {test_text} "
-                     f"(statsmodels); CI: Wald for paired proportions {ci_level:.0%}",
-                     statistic=float(result.statistic), **context)
+                     p_value=float(result.pvalue), method=method, statistic=float(result.statistic), **context)
     return tidy_frame([row])

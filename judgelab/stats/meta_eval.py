@@ -36,7 +36,13 @@ from judgelab.stats.bootstrap import (
     mean_statistic,
     rowwise_pearson,
 )
-from judgelab.stats.correlation import CorrelationMethod, correlate, correlation_row, metric_name
+from judgelab.stats.correlation import (
+    CorrelationMethod,
+    correlate,
+    correlation_row,
+    metric_name,
+    p_value_method,
+)
 from judgelab.stats.pairing import aggregate_duplicates, describe_duplicates
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
@@ -64,7 +70,9 @@ def _per_group(res: Resolved, method: CorrelationMethod, variant: str) -> pd.Dat
     for key, part in frame.groupby("group", sort=True):
         estimate, p_value, note = correlate(part["x"].to_numpy(), part["y"].to_numpy(), method, variant)
         rows.append(result_row(metric_name(method, variant), estimate, n=len(part), p_value=p_value,
-                               method=f"within-group {method} correlation", note=note, group=key,
+                               method=f"within-group {method} correlation, p "
+                               f"{p_value_method(method, part['x'].to_numpy(), part['y'].to_numpy())}",
+                               note=note, group=key,
                                skipped=not np.isfinite(estimate)))
     return tidy_frame(rows)
 
@@ -218,7 +226,8 @@ def system_level_correlation(
                         dict(n_resamples=n_resamples, ci_level=ci_level, interval=interval, seed=seed))
     row = result_row(
         f"system_{metric_name(method, variant)}", estimate, n=len(sm.systems), p_value=p_value,
-        method=f"{method} correlation of per-system means ({len(sm.systems)} systems), p over systems; "
+        method=f"{method} correlation of per-system means ({len(sm.systems)} systems), p over systems "
+        f"{p_value_method(method, *sm.means)}; "
         f"CI: {boot.method} over {sm.unit}", note=join_notes(note, sm.res.note, boot.note), **boot.fields(),
         n_systems=len(sm.systems), n_items=sm.mx.shape[0], n_rows=sm.res.n, **sm.res.context())
     return tidy_frame([row])

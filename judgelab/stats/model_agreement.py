@@ -45,9 +45,19 @@ AGREEMENT_THRESHOLDS: tuple[tuple[float, str], ...] = ((0.7, "High"), (0.5, "Med
 THREE_LEVEL_THRESHOLDS: tuple[tuple[float, str], ...] = ((0.7, "High"), (0.4, "Medium"), (-np.inf, "Low"))
 
 
+def _checked(thresholds: Sequence[tuple[float, str]]) -> list[tuple[float, str]]:
+    """The bands as (lower bound, label) pairs, or one StatsInputError saying what they must be."""
+    pairs = list(thresholds) if not isinstance(thresholds, str) else []
+    if not pairs or not all(isinstance(t, tuple | list) and len(t) == 2 and isinstance(t[0], int | float)
+                            and not isinstance(t[0], bool) and isinstance(t[1], str) for t in pairs):
+        raise StatsInputError(f"thresholds must be (lower bound, label) pairs such as {AGREEMENT_THRESHOLDS[:2]}, got "
+                              f"{thresholds!r}")
+    return [(float(b), str(label)) for b, label in pairs]
+
+
 def describe_thresholds(thresholds: Sequence[tuple[float, str]] = AGREEMENT_THRESHOLDS) -> str:
     """Human-readable bands, e.g. 'Negligible < 0.3 <= Low < 0.5 <= Medium < 0.7 <= High'."""
-    ordered = sorted(thresholds, key=lambda t: t[0])
+    ordered = sorted(_checked(thresholds), key=lambda t: t[0])
     parts = [ordered[0][1]]
     for bound, label in ordered[1:]:
         parts.append(f"< {bound:g} <= {label}")
@@ -56,6 +66,7 @@ def describe_thresholds(thresholds: Sequence[tuple[float, str]] = AGREEMENT_THRE
 
 def agreement_label(rho: float, thresholds: Sequence[tuple[float, str]] = AGREEMENT_THRESHOLDS) -> str:
     """The band label of a correlation ('' for NaN)."""
+    thresholds = _checked(thresholds)
     if not np.isfinite(rho):
         return ""
     for bound, label in sorted(thresholds, key=lambda t: -t[0]):

@@ -22,7 +22,7 @@ from judgelab.judgments import is_scored
 
 __all__ = ["AGGREGATES", "DEFAULT_KEYS", "JUDGMENTS_MARKER_COLUMNS", "MERGED_COLUMN", "UNSCORED_COLUMN", "Aggregate",
            "DuplicateRatingsError", "EmptyInputError", "StatsInputError", "aggregate_duplicates", "check_aggregate",
-           "describe_duplicates", "is_judgments_table", "pair_conditions", "pair_judges"]
+           "describe_duplicates", "duplicate_fix", "is_judgments_table", "pair_conditions", "pair_judges"]
 
 Aggregate = Literal["mean", "median", "first"] | None
 AGGREGATES: tuple[str, ...] = ("mean", "median", "first")
@@ -71,6 +71,26 @@ def describe_duplicates(rows: pd.DataFrame, keys: Sequence[str]) -> str:
     if varying:
         text += f"; they differ in {' and '.join(varying)}"
     return text
+
+
+def duplicate_fix(rows: pd.DataFrame, keys: Sequence[str]) -> str:
+    """The fix for duplicated rows, by what tells them apart: copies from separate loads or runs (only ``run_id``
+    differs) are combined with :func:`judgelab.judgments.combine`; otherwise filter or merge.
+
+    ``rows``: only the duplicated rows.
+    """
+    grouped = rows.groupby(list(keys), dropna=False, sort=False)
+    others = [c for c in _DISTINGUISHING if c in rows.columns and c not in keys and c not in ("run_id", "rubric")]
+    only_runs = "run_id" in rows.columns and bool((grouped["run_id"].nunique(dropna=False) > 1).all()) and \
+        not any(bool((grouped[c].nunique(dropna=False) > 1).any()) for c in others)
+    if only_runs:
+        return ("they are copies from separate loads or runs (only run_id differs): put the tables together with "
+                "judgelab.judgments.combine([...]), which keeps one copy of identical rows, or give different "
+                "raters distinct judge names")
+    orders = "condition" in rows.columns and set(rows["condition"].dropna()) >= {"original", "swapped"}
+    both = " (two pairwise judges over both orders: stats.compare_pairwise_judges)" if orders else ""
+    return ("filter the table to one condition and repeat" + both +
+            ", or merge them with aggregate='mean' | 'median' | 'first'")
 
 
 def aggregate_duplicates(rows: pd.DataFrame, keys: Sequence[str], value: str,
@@ -195,8 +215,7 @@ def _side_by_side(
             if dup.any():
                 raise DuplicateRatingsError(
                     f"{across} {name!r} needs one scored row per key: {describe_duplicates(part[dup], keys)}; "
-                    "filter the table to one condition and repeat, or merge them with "
-                    "aggregate='mean' | 'median' | 'first'")
+                    f"{duplicate_fix(part[dup], keys)}")
             values = part[keys].assign(**{name: part[value].to_numpy()})
         else:
             values, _ = aggregate_duplicates(part, keys, value, aggregate)

@@ -104,7 +104,13 @@ def n_for_kappa(
         raise StatsInputError(f"prevalence must lie in (0, 1), got {prevalence}")
     if kappa == null_kappa:
         raise StatsInputError("kappa and null_kappa must differ")
+    if not (-1 <= kappa <= 1 and -1 <= null_kappa <= 1):
+        raise StatsInputError(f"kappa and null_kappa must lie in [-1, 1], got {kappa} and {null_kappa}")
     v0, v1 = kappa_variance_factor(null_kappa, prevalence), kappa_variance_factor(kappa, prevalence)
+    if not (v0 >= 0 and v1 >= 0):
+        raise StatsInputError(f"the large-sample variance of kappa is negative at kappa={kappa if v1 < 0 else null_kappa} "
+                              f"with prevalence {prevalence} (Bloch & Kraemer's formula holds for kappa above its "
+                              "lower bound at that prevalence); choose another kappa or prevalence")
     z_a, z_b = _alpha_z(alpha, alternative), _z(power)
     n = int(np.ceil(((z_a * np.sqrt(v0) + z_b * np.sqrt(v1)) / (kappa - null_kappa)) ** 2))
     assumptions = (f"two raters, binary labels, both with prevalence {prevalence}; large-sample variance of kappa "

@@ -50,7 +50,7 @@ __all__ = ["ESTIMATE_COLUMNS", "PlotInputError", "plot_agreement_forest", "plot_
            "plot_positive_bias_forest", "plot_rubric_comparison", "plot_score_distributions", "plot_score_shares",
            "require_columns",
            "require_rows", "plot_cascade_splits", "plot_corrected_coverage", "plot_corrected_intervals",
-           "plot_label_budget"]
+           "plot_label_budget", "plot_confusion_matrix"]
 
 # what an interval plot reads of a result frame
 ESTIMATE_COLUMNS: tuple[str, ...] = ("metric", "estimate", "ci_low", "ci_high")
@@ -541,3 +541,41 @@ def plot_cascade_splits(splits: pd.DataFrame, *, alpha: float, ax: Axes | None =
         ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
         ax.set_title(title)
         return finish_axes(ax, own, caption_text)
+
+
+def plot_confusion_matrix(cm: pd.DataFrame, *, ax: Axes | None = None, value: str = "row_share",
+                          title: str = "Judge labels against gold", caption_text: str | None = None) -> Axes:
+    """The confusion matrix as a heatmap: gold classes down, the judge's labels across; each cell shows its
+    row share (the diagonal is each class's recall) and its count.
+
+    Input: ``stats.confusion_matrix`` output, columns ``gold``, ``predicted``, ``count`` and ``row_share``
+    (``value="count"`` colours by the count instead). A gold class with no rows has no shares: its cells stay
+    blank, with its counts. Classes keep the frame's order.
+    """
+    require_columns(cm, ("gold", "predicted", "count", "row_share"), "plot_confusion_matrix")
+    require_rows(cm, "plot_confusion_matrix", "cells")
+    if value not in ("row_share", "count"):
+        raise PlotInputError(f"plot_confusion_matrix colours by 'row_share' or 'count', not {value!r}")
+    classes = list(dict.fromkeys([*cm["gold"].astype(str), *cm["predicted"].astype(str)]))
+    frame = cm.assign(gold=cm["gold"].astype(str), predicted=cm["predicted"].astype(str))
+    shares = frame.pivot(index="gold", columns="predicted", values="row_share").reindex(index=classes, columns=classes)
+    counts = frame.pivot(index="gold", columns="predicted", values="count").reindex(index=classes, columns=classes)
+    text = np.empty(counts.shape, dtype=object)
+    for i in range(counts.shape[0]):
+        for j in range(counts.shape[1]):
+            n, share = counts.iat[i, j], shares.iat[i, j]
+            text[i, j] = "" if pd.isna(n) else (f"{int(n)}" if pd.isna(share) else f"{share:.2f}\n({int(n)})")
+    colour = shares if value == "row_share" else counts.astype(float)
+    with use_style():
+        side = 0.8 * len(classes) + 2.2
+        ax, own = panel_axes(ax, (min(FIG_WIDTH, side + 1.2), side))
+        sns.heatmap(colour, annot=text, fmt="", cmap="Blues", vmin=0, vmax=1 if value == "row_share" else None,
+                    ax=ax, square=True, linewidths=0.5, annot_kws={"fontsize": 8},
+                    cbar_kws={"label": "share of the gold class" if value == "row_share" else "count"})
+        for i, j in zip(*np.nonzero(colour.isna().to_numpy() & counts.notna().to_numpy()), strict=True):
+            ax.text(j + 0.5, i + 0.5, text[i, j], ha="center", va="center", fontsize=8, color=CI_COLOR)
+        ax.set_xlabel("judge's label")
+        ax.set_ylabel("gold")
+        ax.set_title(title)
+        return finish_axes(ax, own, caption_text)
+

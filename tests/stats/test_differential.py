@@ -2,7 +2,8 @@
 
 Data sets: 1-5 ratings with heavy ties, categories absent from one rater, constant and
 near-constant raters, binary labels, missing values, continuous scores; n from 5 to 500.
-References: scipy (correlations, t / Wilcoxon / binomial tests), scikit-learn (kappa, MAE, RMSE),
+References: scipy (correlations, t / Wilcoxon / binomial tests; Spearman's exact p for n <= 9 untied pairs
+by enumerating every pairing), scikit-learn (kappa, MAE, RMSE),
 statsmodels (kappa p-values, Fleiss' kappa, McNemar), krippendorff (alpha), pingouin (ICC).
 An estimate must equal the reference to 1e-9 (relative), or both must be undefined (ours NaN, the
 reference NaN or infinite from a division by zero). The bootstrap is not compared (n_resamples=2). Half the data sets run in the fast suite (about 10 s
@@ -11,6 +12,7 @@ on an idle machine), the other half are marked slow.
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -118,6 +120,22 @@ def _constant(a: np.ndarray) -> bool:
     return len(np.unique(a)) < 2
 
 
+def _untied(a: np.ndarray) -> bool:
+    return len(np.unique(a)) == len(a)
+
+
+def _enumerated_spearman_p(x: np.ndarray, y: np.ndarray) -> float:
+    """Two-sided exact p of Spearman's rho: twice the smaller tail over all n! pairings of the ranks."""
+    pairings = np.array(list(itertools.permutations(range(len(x)))), dtype=float)
+    rank_x = np.argsort(np.argsort(x)).astype(float)
+    centred = pairings - pairings.mean(axis=1, keepdims=True)
+    rx = rank_x - rank_x.mean()
+    every = centred @ rx / np.sqrt((centred**2).sum(axis=1) * (rx**2).sum())
+    observed = sps.spearmanr(x, y).statistic
+    greater, less = np.mean(every >= observed - 1e-12), np.mean(every <= observed + 1e-12)
+    return float(min(1.0, 2 * min(greater, less)))
+
+
 def _pair_checks(p: Pair) -> list[tuple[str, float, float]]:
     """(what, ours, reference) for every statistic of a paired data set."""
     x, y = p.complete
@@ -125,8 +143,11 @@ def _pair_checks(p: Pair) -> list[tuple[str, float, float]]:
     for method, ref in (("spearman", sps.spearmanr), ("pearson", sps.pearsonr)):
         out = stats.correlation(p.x, p.y, method=method, **QUICK).iloc[0]  # type: ignore[arg-type]
         res = None if _constant(x) or _constant(y) else ref(x, y)
+        p_ref = np.nan if res is None else res.pvalue
+        if method == "spearman" and res is not None and _untied(x) and _untied(y) and len(x) <= 9:
+            p_ref = _enumerated_spearman_p(x, y)  # exact below 10 untied pairs, as R
         checks += [(method, out["estimate"], np.nan if res is None else res.statistic),
-                   (f"{method} p", out["p_value"], np.nan if res is None else res.pvalue)]
+                   (f"{method} p", out["p_value"], p_ref)]
     for variant in ("b", "c"):
         out = stats.kendall(p.x, p.y, variant=variant, **QUICK).iloc[0]  # type: ignore[arg-type]
         res = _quiet(lambda v=variant: sps.kendalltau(x, y, variant=v).statistic)
