@@ -21,11 +21,12 @@ from typing import Any
 # import (judgelab.backends.pricing.offline_litellm), OpenMP's thread policy to the embedded judge's first use.
 from judgelab import judgments as _judgments
 from judgelab.errors import JudgelabError, user_errors
-from judgelab.judgments import COLUMNS, STATUSES, aggregate_repeats, fill_unscored
+from judgelab.judgments import COLUMNS, STATUSES
 
 # the public functions guard their arguments: a caller's mistake ends in a JudgelabError (judgelab.errors)
-load, make_table, save, validate = (user_errors(f) for f in (_judgments.load, _judgments.make_table,
-                                                             _judgments.save, _judgments.validate))
+load, make_table, save, validate, aggregate_repeats, fill_unscored = (
+    user_errors(f) for f in (_judgments.load, _judgments.make_table, _judgments.save, _judgments.validate,
+                             _judgments.aggregate_repeats, _judgments.fill_unscored))
 
 __version__ = "0.1.0"
 

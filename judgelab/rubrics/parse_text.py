@@ -100,6 +100,9 @@ def parse_score(text: Any, scale: tuple[float, float] = (1, 5), labels: Sequence
     bounds = _scale(scale)
     if isinstance(bounds, str):
         return Parsed(None, bounds, "parse_error")
+    bad = _bad_labels(labels, optional=True)
+    if bad is not None:
+        return bad
     names = ("score", *(labels or ()))
     return _read(text, lambda raw: read_score(raw, bounds, decimals=decimals, labels=names))
 
@@ -111,10 +114,22 @@ def parse_winner(text: Any) -> Parsed:
     return _read(text, read_winner)
 
 
+def _bad_labels(labels: Any, *, optional: bool) -> Parsed | None:
+    """A Parsed giving the reason when ``labels`` is not a list of texts (never raised: see the module)."""
+    if optional and labels is None:
+        return None
+    if isinstance(labels, str | bytes) or not isinstance(labels, Sequence | set | frozenset):
+        return Parsed(None, f"labels= must be a list of label texts, not {type(labels).__name__}", "parse_error")
+    return None
+
+
 def parse_label(text: Any, labels: Sequence[str]) -> Parsed:
     """Which of the declared ``labels`` an answer gives (the label's declared spelling), or None with the
     reason: the whole answer, ``Label: X`` / ``Answer: X`` / ``Verdict: X`` phrases, or an answer that
     opens with the label ("Yes, because ..."). Two different labels in such phrases are unreadable."""
+    bad = _bad_labels(labels, optional=False)
+    if bad is not None:
+        return bad
     names = [str(label) for label in labels]
     if not names:
         return Parsed(None, "labels= is empty: declare the labels to read", "parse_error")
