@@ -48,6 +48,7 @@ _LAZY = {
     "abatch_run": "judgelab.engine.batch",
     "from_frame": "judgelab.datasets.frame",
     "report": "judgelab.viz.report",
+    "show": "judgelab.viz.tables",
 }
 
 __all__ = ["COLUMNS", "STATUSES", "JudgelabError", "load", "make_table", "save", "validate", "__version__", *_LAZY,

@@ -1,0 +1,90 @@
+"""A rubric's JSON schema, bounded so that an answer that follows it fits in a token budget.
+
+A grammar-constrained decoder (llama.cpp's JSON-schema grammars, used by the embedded judge and by
+``judgelab serve``) forces the *shape* of an answer, not its length: a small model writes its free-text
+``explanation`` until ``max_tokens`` cuts it, and a cut JSON object cannot be parsed. :func:`fit_schema` keeps
+every field, type, enum and required key of the schema, and gives each free-text string a ``maxLength`` (and
+each unbounded array a ``maxItems``) so that the whole object, keys and punctuation included, fits in the
+budget. A ``maxLength`` the schema already sets is kept when it is tighter; an array's own ``maxItems`` is kept. Only the two local llama.cpp backends
+use it; a hosted provider gets the rubric's schema as written.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+__all__ = ["ARRAY_ITEMS", "CHARS_PER_TOKEN", "MAX_STRING_CHARS", "MIN_STRING_CHARS", "fit_schema"]
+
+CHARS_PER_TOKEN = 3.0  # English prose runs ~4 characters per token; 3 leaves room for odd words and escapes
+MIN_STRING_CHARS = 8  # a budget too small for the schema still gets strings this long (and may be cut)
+MAX_STRING_CHARS = 1200  # enough for any rubric's explanation; longer is rambling
+ARRAY_ITEMS = 3  # items an unbounded array may hold (a pairwise rubric's per-criterion comparisons)
+_SCALAR_TOKENS = 4  # a number, a boolean, an enum value, with its separator
+_KEY_TOKENS = 3  # a key, its quotes and colon (approximately; long keys are counted by length)
+
+
+def _is_free_text(node: dict[str, Any]) -> bool:
+    return (node.get("type") == "string" and "enum" not in node and "const" not in node
+            and "pattern" not in node and "format" not in node)
+
+
+def _array_items(node: dict[str, Any]) -> int:
+    """An array's bound: its own ``maxItems``, else :data:`ARRAY_ITEMS` (or its ``minItems`` when larger)."""
+    if "maxItems" in node:
+        return int(node["maxItems"])
+    return max(ARRAY_ITEMS, int(node.get("minItems", 0)))
+
+
+def _cost(node: Any, string_chars: float) -> tuple[float, int]:
+    """(tokens the fixed parts of ``node`` need, number of free-text strings in it), with arrays at their bound."""
+    if not isinstance(node, dict):
+        return _SCALAR_TOKENS, 0
+    kind = node.get("type")
+    if kind == "object" or "properties" in node:
+        tokens, strings = 2.0, 0
+        for key, child in (node.get("properties") or {}).items():
+            child_tokens, child_strings = _cost(child, string_chars)
+            tokens += max(_KEY_TOKENS, len(str(key)) / CHARS_PER_TOKEN + 2) + child_tokens
+            strings += child_strings
+        return tokens, strings
+    if kind == "array":
+        items = _array_items(node)
+        child_tokens, child_strings = _cost(node.get("items", {}), string_chars)
+        return 2 + items * (child_tokens + 1), items * child_strings
+    if _is_free_text(node):  # its length is what the budget sets (never above a bound the schema gives)
+        return 2.0, 1
+    return _SCALAR_TOKENS, 0
+
+
+def _bound(node: Any, chars: int) -> None:
+    if not isinstance(node, dict):
+        return
+    for child in (node.get("properties") or {}).values():
+        _bound(child, chars)
+    if node.get("type") == "array":
+        node["maxItems"] = _array_items(node)
+        _bound(node.get("items"), chars)
+    elif _is_free_text(node):
+        node["maxLength"] = min(int(node.get("maxLength", chars)), chars)
+
+
+def string_chars(schema: dict[str, Any], max_tokens: int) -> int:
+    """The ``maxLength`` each free-text string of ``schema`` gets so an answer fits in ``max_tokens``."""
+    fixed, strings = _cost(schema, 0)
+    if strings == 0:
+        return MAX_STRING_CHARS
+    room = max_tokens - fixed - 4  # a few tokens of slack for whitespace between fields
+    chars = math.floor(room * CHARS_PER_TOKEN / strings)
+    return int(min(max(chars, MIN_STRING_CHARS), MAX_STRING_CHARS))
+
+
+def fit_schema(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+    """A copy of ``schema`` whose free-text strings and unbounded arrays are bounded to fit ``max_tokens``.
+
+    Types, enums, required keys and the order of properties are unchanged; bounds already in the schema are
+    kept when tighter. The input is not modified."""
+    bounded = copy.deepcopy(schema)
+    _bound(bounded, string_chars(schema, max_tokens))
+    return bounded
