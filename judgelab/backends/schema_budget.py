@@ -5,7 +5,9 @@ A grammar-constrained decoder (llama.cpp's JSON-schema grammars, used by the emb
 ``explanation`` until ``max_tokens`` cuts it, and a cut JSON object cannot be parsed. :func:`fit_schema` keeps
 every field, type, enum and required key of the schema, and gives each free-text string a ``maxLength`` (and
 each unbounded array a ``maxItems``) so that the whole object, keys and punctuation included, fits in the
-budget. A ``maxLength`` the schema already sets is kept when it is tighter; an array's own ``maxItems`` is kept. Only the two local llama.cpp backends
+budget, counting :data:`ARRAY_ITEMS` items for an array of no stated size. A ``maxLength`` the schema already
+sets is kept when it is tighter; an array's own ``maxItems`` is kept, and one without gets the loose
+:data:`ARRAY_CAP` (a prompt may ask for more items than the budget counted; a cut answer is still an unscored row). Only the two local llama.cpp backends
 use it; a hosted provider gets the rubric's schema as written.
 """
 
@@ -15,12 +17,16 @@ import copy
 import math
 from typing import Any
 
-__all__ = ["ARRAY_ITEMS", "CHARS_PER_TOKEN", "MAX_STRING_CHARS", "MIN_STRING_CHARS", "fit_schema"]
+__all__ = ["ARRAY_CAP", "ARRAY_ITEMS", "CHARS_PER_TOKEN", "MAX_STRING_CHARS", "MIN_STRING_CHARS", "fit_schema", "string_chars",
+           "tokens_for"]
 
 CHARS_PER_TOKEN = 3.0  # English prose runs ~4 characters per token; 3 leaves room for odd words and escapes
 MIN_STRING_CHARS = 8  # a budget too small for the schema still gets strings this long (and may be cut)
 MAX_STRING_CHARS = 1200  # enough for any rubric's explanation; longer is rambling
-ARRAY_ITEMS = 3  # items an unbounded array may hold (a pairwise rubric's per-criterion comparisons)
+ARRAY_ITEMS = 4  # items the budget counts for an array without maxItems (a rubric's per-criterion list)
+# items such an array may hold: the prompt says how many it needs (the unified judge's rules), so the bound only
+# stops a small model repeating items until the budget runs out
+ARRAY_CAP = 12
 _SCALAR_TOKENS = 4  # a number, a boolean, an enum value, with its separator
 _KEY_TOKENS = 3  # a key, its quotes and colon (approximately; long keys are counted by length)
 
@@ -31,7 +37,8 @@ def _is_free_text(node: dict[str, Any]) -> bool:
 
 
 def _array_items(node: dict[str, Any]) -> int:
-    """An array's bound: its own ``maxItems``, else :data:`ARRAY_ITEMS` (or its ``minItems`` when larger)."""
+    """The items the budget counts for an array: its own ``maxItems``, else :data:`ARRAY_ITEMS` (or its
+    ``minItems`` when larger)."""
     if "maxItems" in node:
         return int(node["maxItems"])
     return max(ARRAY_ITEMS, int(node.get("minItems", 0)))
@@ -64,7 +71,7 @@ def _bound(node: Any, chars: int) -> None:
     for child in (node.get("properties") or {}).values():
         _bound(child, chars)
     if node.get("type") == "array":
-        node["maxItems"] = _array_items(node)
+        node.setdefault("maxItems", max(ARRAY_CAP, int(node.get("minItems", 0))))
         _bound(node.get("items"), chars)
     elif _is_free_text(node):
         node["maxLength"] = min(int(node.get("maxLength", chars)), chars)
@@ -81,10 +88,20 @@ def string_chars(schema: dict[str, Any], max_tokens: int) -> int:
 
 
 def fit_schema(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
-    """A copy of ``schema`` whose free-text strings and unbounded arrays are bounded to fit ``max_tokens``.
+    """A copy of ``schema`` whose free-text strings are bounded so that an answer fits ``max_tokens``.
 
     Types, enums, required keys and the order of properties are unchanged; bounds already in the schema are
     kept when tighter. The input is not modified."""
     bounded = copy.deepcopy(schema)
     _bound(bounded, string_chars(schema, max_tokens))
     return bounded
+
+
+def tokens_for(schema: dict[str, Any] | None, chars_per_string: int = 60, *, cap: int | None = None) -> int | None:
+    """A token budget in which an answer of ``schema`` gives each free-text string ``chars_per_string`` characters,
+    rounded up to a multiple of 32 (and at most ``cap``); None for a rubric without a schema."""
+    if schema is None:
+        return None
+    fixed, strings = _cost(schema, 0)
+    tokens = 32 * math.ceil((fixed + 4 + strings * chars_per_string / CHARS_PER_TOKEN) / 32)
+    return tokens if cap is None else min(tokens, cap)
