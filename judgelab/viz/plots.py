@@ -328,6 +328,7 @@ def plot_score_shares(dist: pd.DataFrame, *, ax: Axes | None = None, title: str 
         ax, own = panel_axes(ax, (FIG_WIDTH * 0.75, 3.2))
         sns.barplot(data=dist, x="score", y="share", hue="rater", palette=_rater_palette(dist["rater"]), ax=ax)
         ax.set_ylabel("share of ratings")
+        ax.legend(title="", loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the bars, never over the top score
         ax.set_title(title)
         return finish_axes(ax, own, caption_text)
 
