@@ -29,7 +29,14 @@ import pandas as pd
 from judgelab import judgments
 from judgelab.backends.redaction import redact
 from judgelab.errors import ConfigError, JudgelabError
-from judgelab.viz.report_sections import accuracy_html, fold_wide, png_img, score_bins, score_labels
+from judgelab.viz.report_sections import (
+    accuracy_html,
+    fold_wide,
+    half_point_bins,
+    png_img,
+    score_bins,
+    score_labels,
+)
 from judgelab.viz.stats_report import result_frames, stats_document, what_report_takes
 from judgelab.viz.style import format_number, frame_html, records_html
 
@@ -224,6 +231,7 @@ def _distribution_figures(table: pd.DataFrame) -> list[str]:
     panel each, at most 8), and the whole-answer winners/verdicts."""
     import seaborn as sns
     from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
 
     from judgelab.viz.style import FIG_WIDTH, use_style
 
@@ -235,19 +243,27 @@ def _distribution_figures(table: pd.DataFrame) -> list[str]:
         if len(scores):
             criteria = list(dict.fromkeys(scores["criterion"].astype(str)))[:8]
             rows_of_panels = math.ceil(len(criteria) / 2)
-            fig = Figure(figsize=(FIG_WIDTH, 2.6 * rows_of_panels))
+            raters = list(dict.fromkeys(scores["rater"]))
+            palette = dict(zip(raters, sns.color_palette(n_colors=len(raters)), strict=True))
+            fig = Figure(figsize=(FIG_WIDTH, 2.6 * rows_of_panels + 0.5))
             for k, criterion in enumerate(criteria):
                 ax = fig.add_subplot(rows_of_panels, 2 if len(criteria) > 1 else 1, k + 1)
                 part = scores[scores["criterion"].astype(str) == criterion]
                 edges = score_bins(part["score"])  # fractional scores (a mean of raters): binned, else one bar each
                 part = part.assign(bar=score_labels(part["score"], edges))
                 counts = part.groupby(["rater", "bar"], observed=False).size().rename("rows").reset_index()
-                sns.barplot(data=counts, x="bar", y="rows", hue="rater", ax=ax, legend=k == 0)
-                ax.set_xlabel("score" if edges is None else "score (binned)")
-                if edges is not None:
+                sns.barplot(data=counts, x="bar", y="rows", hue="rater", hue_order=raters, palette=palette, ax=ax,
+                            legend=False)
+                ax.set_xlabel("score" if edges is None else "score (binned: bar 1.5 holds 1.25 to < 1.75)"
+                              if half_point_bins(edges) else "score (binned)")
+                if edges is not None and not half_point_bins(edges):
                     ax.tick_params(axis="x", labelrotation=35, labelsize=7)
                 ax.set_title(f"score: {criterion}")
-            fig.tight_layout()
+            # one legend for every panel, above them: never over a bar
+            handles = [Patch(color=palette[r], label=r) for r in raters]
+            fig.legend(handles=handles, loc="upper center", ncol=min(len(raters), 5), frameon=False,
+                       bbox_to_anchor=(0.5, 1.0))
+            fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / fig.get_figheight()))
             out.append(png_img(fig))
         labels = ok.assign(verdict_label=ok["winner"].fillna(ok["verdict"]))
         labels = labels[labels["verdict_label"].notna() & labels["side"].isna()]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from judgelab import judgments
 from judgelab.viz.style import format_number, frame_html
 
 __all__ = ["GOLD_JUDGES", "MAX_SCORE_LEVELS", "accuracy_against_gold", "accuracy_html", "fold_wide", "gold_judge",
-           "png_img", "score_bins", "score_labels"]
+           "half_point_bins", "png_img", "score_bins", "score_labels"]
 
 GOLD_JUDGES = ("gold", "human")  # the names the loaders and from_frame give the reference rows
 MAX_SCORE_LEVELS = 12  # more distinct scores than this (or any fractional one): scores are binned
@@ -31,7 +32,9 @@ def gold_judge(table: pd.DataFrame) -> str | None:
 
 def score_bins(scores: pd.Series) -> np.ndarray | None:
     """Bin edges for ``scores`` when they should be binned (fractional, or more than :data:`MAX_SCORE_LEVELS`
-    distinct values); None when every distinct score can have its own bar."""
+    distinct values); None when every distinct score can have its own bar. On a whole-number scale (1-5 with means
+    of raters between) the bins are half a point wide and centred on the whole and half points, so a judge's
+    integer scores and the raters' means at the same point share a bar; otherwise 8 equal bins."""
     values = scores.dropna().astype(float)
     if values.empty:
         return None
@@ -41,17 +44,29 @@ def score_bins(scores: pd.Series) -> np.ndarray | None:
     low, high = float(distinct.min()), float(distinct.max())
     if high == low:
         return None
+    whole_low, whole_high = math.floor(low), math.ceil(high)
+    if (whole_high - whole_low) * 2 + 1 <= MAX_SCORE_LEVELS:
+        return np.arange(whole_low - 0.25, whole_high + 0.5, 0.5)
     return np.linspace(low, high, _BINS + 1)
 
 
+def half_point_bins(edges: np.ndarray) -> bool:
+    """Whether ``edges`` are the half-point bins centred on whole and half points."""
+    return len(edges) > 1 and bool(np.allclose(np.diff(edges), 0.5)) and math.isclose(edges[0] % 0.5, 0.25)
+
+
 def score_labels(scores: pd.Series, edges: np.ndarray | None) -> pd.Series:
-    """Each score's bar label: the score itself, or its bin ``[lo, hi)`` (the last bin is closed)."""
+    """Each score's bar label: the score itself; or its bin, named by its centre (``1.5`` holds 1.25 up to 1.75)
+    for half-point bins, else ``[lo, hi)`` (the last bin closed)."""
     values = scores.astype(float)
     if edges is None:
         return values.map(format_number)
     index = np.clip(np.searchsorted(edges, values.to_numpy(), side="right") - 1, 0, len(edges) - 2)
-    names = [f"[{format_number(edges[k])}, {format_number(edges[k + 1])}{']' if k == len(edges) - 2 else ')'}"
-             for k in range(len(edges) - 1)]
+    if half_point_bins(edges):
+        names = [f"{(edges[k] + edges[k + 1]) / 2:g}" for k in range(len(edges) - 1)]
+    else:
+        names = [f"[{format_number(edges[k])}, {format_number(edges[k + 1])}{']' if k == len(edges) - 2 else ')'}"
+                 for k in range(len(edges) - 1)]
     labels = pd.Categorical([names[k] for k in index], categories=names, ordered=True)
     return pd.Series(labels, index=scores.index)
 

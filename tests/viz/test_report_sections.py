@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 import judgelab
 from judgelab.viz.report import MAX_BYTES, report
-from judgelab.viz.report_sections import accuracy_against_gold, score_bins, score_labels
+from judgelab.viz.report_sections import accuracy_against_gold, half_point_bins, score_bins, score_labels
 
 
 def test_report_of_statistics_frames_and_one_sentence_for_other_frames(tmp_path: Path) -> None:
@@ -54,20 +55,26 @@ def test_accuracy_against_gold_on_released_llmbar(data_dir: Path, tmp_path: Path
 
 @settings(max_examples=100, deadline=None)
 @given(values=st.lists(st.sampled_from([1, 4 / 3, 5 / 3, 2, 7 / 3, 8 / 3, 3, 10 / 3, 11 / 3, 4, 13 / 3, 14 / 3, 5]),
-                       min_size=1, max_size=60))
-def test_fractional_scores_fall_in_exactly_one_bin(values: list[float]) -> None:
-    """Invariant: integer scores with few levels keep one bar each; otherwise every score lands in the one bin
-    whose [lo, hi) holds it (the last bin closed), and there are at most 8 bins."""
-    scores = pd.Series(values)
+                       min_size=1, max_size=60),
+       stretch=st.sampled_from([1.0, 10.0]))
+def test_fractional_scores_fall_in_exactly_one_bin(values: list[float], stretch: float) -> None:
+    """Invariant: integer scores with few levels keep one bar each; otherwise every score lands in the one bin that
+    holds it: half-point bins named by their centre c hold [c - 0.25, c + 0.25) (whole-number scales), other bins
+    [lo, hi) (the last closed), at most 12 bins."""
+    scores = pd.Series(values) * stretch
     edges = score_bins(scores)
     labels = score_labels(scores, edges)
     if edges is None:
-        assert all(float(v).is_integer() for v in values) or len(set(values)) == 1
+        assert all(float(v).is_integer() for v in scores) or scores.nunique() == 1
         return
-    assert len(edges) - 1 <= 8
-    for value, label in zip(values, labels, strict=True):
-        lo, hi = (float(x) for x in re.findall(r"[-\d.]+", label))
-        assert lo - 5e-3 <= value and (value < hi - 5e-4 or (label.endswith("]") and value <= hi + 5e-3))
+    assert len(edges) - 1 <= 12
+    for value, label in zip(scores, labels, strict=True):
+        if half_point_bins(edges):
+            assert float(label) - 0.25 <= value < float(label) + 0.25
+        else:
+            lo, hi = (float(x.replace(",", "")) for x in re.findall(r"[-\d.,]+\d", label))
+            tolerance = 5e-3 * max(1.0, abs(hi))  # the labels show 3 significant digits
+            assert lo - tolerance <= value <= hi + tolerance
 
 
 @pytest.mark.slow
@@ -84,4 +91,4 @@ def test_summeval_dataset_report_is_bounded_and_says_what_it_cut(data_dir: Path,
     assert "(scores binned: some are fractional)" in text
     counts = text[text.index("<h3>Score counts"):]
     header = re.findall(r"<th style[^>]*>(.*?)</th>", counts[: counts.index("</thead>")])
-    assert header[:3] == ["judge", "criterion", "condition"] and len(header) <= 3 + 8  # at most 8 score bins
+    assert header[:3] == ["judge", "criterion", "condition"] and header[3:] == [f"{c:g}" for c in np.arange(1, 5.5, 0.5)]
