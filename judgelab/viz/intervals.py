@@ -110,10 +110,10 @@ def interval_caption(frame: pd.DataFrame, n_undrawn: int = 0) -> str:
     if "ci_level" in frame.columns and frame["ci_level"].notna().any():
         levels = sorted({float(v) for v in frame["ci_level"].dropna()})
         level = " / ".join(f"{v:.0%}" for v in levels) + " "
-    methods = []
-    if "method" in frame.columns:
-        for method in dict.fromkeys(frame["method"].dropna().astype(str)):
-            methods.append(method.split("CI: ", 1)[1] if "CI: " in method else method)
+    methods: list[str] = []
+    if "method" in frame.columns:  # the interval part of each method, once (two statistics often share it)
+        parts = (m.split("CI: ", 1)[1] if "CI: " in m else m for m in frame["method"].dropna().astype(str))
+        methods = list(dict.fromkeys(parts))
     text = f"Points: estimates; bars: {level}confidence intervals"
     if methods:
         shown = "; ".join(shorten(m, 140) for m in methods[:3])
@@ -161,11 +161,17 @@ def plot_estimates(results: pd.DataFrame, *, y: str | Sequence[str] | None = Non
     hues = list(dict.fromkeys(frame[group].astype(str))) if group else None
     rows = max(frame.groupby("metric")["_label"].nunique().max(), 1)
     own = ax is None
+    orders = {tuple(lab for lab in labels if lab in set(frame.loc[frame["metric"] == m, "_label"])) for m in metrics}
+    shared = len(orders) == 1  # every metric has the same rows: panels side by side, the labels once
     with use_style():
         if own:
             height = 0.42 * rows * max(1.0, len(hues or []) / 2.5) + 1.7
-            fig, axes = plt.subplots(1, len(metrics), figsize=(FIG_WIDTH, height), squeeze=False)
-            panels = list(axes[0])
+            if shared:
+                fig, axes = plt.subplots(1, len(metrics), figsize=(FIG_WIDTH, height), squeeze=False, sharey=True)
+                panels = list(axes[0])
+            else:  # other rows per metric: one panel under the other, each with its own labels at full width
+                fig, axes = plt.subplots(len(metrics), 1, figsize=(FIG_WIDTH, height * len(metrics)), squeeze=False)
+                panels = list(axes[:, 0])
         else:
             fig, panels = ax.figure, [ax]
         for panel, metric in zip(panels, metrics, strict=True):

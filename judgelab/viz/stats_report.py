@@ -46,21 +46,28 @@ def what_report_takes(frame: pd.DataFrame) -> ConfigError:
 
 
 def _figure(frame: pd.DataFrame) -> str:
-    import matplotlib.pyplot as plt
+    """The frame's forest plot, one figure per metric, drawn off pyplot (a file's figures never show in a notebook)."""
+    from matplotlib.figure import Figure
 
-    from judgelab.viz.intervals import PlotInputError, plot_estimates
+    from judgelab.viz.intervals import PlotInputError, interval_caption, plot_estimates
     from judgelab.viz.report_sections import png_img
+    from judgelab.viz.style import FIG_WIDTH
 
     if not {"ci_low", "ci_high"} <= set(frame.columns) or frame["estimate"].isna().all():
         return ""
-    try:
-        fig = plot_estimates(frame)
-    except PlotInputError as exc:  # nothing drawable: say so in place of a figure
-        return f"<p><i>no figure: {html.escape(str(exc))}</i></p>"
-    try:
-        return png_img(fig)
-    finally:
-        plt.close(fig)
+    out = []
+    for metric, part in frame.groupby(frame["metric"].astype(str), sort=False):
+        if part["estimate"].isna().all():
+            continue
+        fig = Figure(figsize=(FIG_WIDTH, 0.42 * len(part) + 1.9))
+        try:
+            plot_estimates(part, ax=fig.add_subplot(), caption_text=interval_caption(part), title=metric)
+            fig.tight_layout()
+        except PlotInputError as exc:  # nothing drawable: say so in place of a figure
+            out.append(f"<p><i>no figure: {html.escape(str(exc))}</i></p>")
+            continue
+        out.append(png_img(fig))
+    return "".join(out)
 
 
 def stats_document(frames: Mapping[str, pd.DataFrame], title: str) -> list[str]:

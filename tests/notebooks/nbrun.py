@@ -1,7 +1,8 @@
 """Run a notebook as JupyterLab does (nbclient, the inline matplotlib backend) and measure what a reader sees.
 
-A kernel-side hook counts the matplotlib figures each cell *made* (every ``Figure`` constructed, open or
-closed, however the cell made it); the notebook's outputs give the figures each cell *shows* (``image/png``
+A kernel-side hook counts the matplotlib figures each cell *made* through pyplot (``plt.figure``, which
+``plt.subplots`` and seaborn's grids call; open or closed afterwards) -- the figures meant to be seen; a figure a
+report draws for its file is built off pyplot and is not counted; the notebook's outputs give the figures each cell *shows* (``image/png``
 outputs). A last, hidden cell counts the embedded judge's live rows left in the notebook's namespace
 (judgments tables, and probe results' ``.table``) and how many of them are scored. Neither hidden cell is
 kept in the returned notebook, so cell numbers are the notebook's own.
@@ -26,15 +27,15 @@ _MARK = "JUDGELAB-NB-REPORT:"
 # Counts Figure constructions per executed cell, keyed by IPython's execution count; prints nothing.
 _SETUP = """
 def _judgelab_nb_hook():
-    import matplotlib.figure
+    import matplotlib.pyplot
     from IPython import get_ipython
     made = {"n": 0}
     per_cell = {}
-    original = matplotlib.figure.Figure.__init__
-    def counting_init(self, *args, **kwargs):
+    original = matplotlib.pyplot.figure
+    def counting_figure(*args, **kwargs):
         made["n"] += 1
-        original(self, *args, **kwargs)
-    matplotlib.figure.Figure.__init__ = counting_init
+        return original(*args, **kwargs)
+    matplotlib.pyplot.figure = counting_figure
     def after_cell(result):
         per_cell[result.execution_count] = made["n"]
         made["n"] = 0
