@@ -12,6 +12,10 @@ What they return:
 - a plot of SEVERAL panels (a grid, one panel per metric) makes its own figure and returns the
   **Figure**.
 
+In a notebook both show once: a returned Figure is closed to pyplot and shown as the cell's value; an Axes
+plot's figure stays with pyplot, which shows it when the cell ends -- end such a cell with ``;`` so the
+``<Axes ...>`` value is not printed under it. :func:`plot_estimates` draws any result frame (a Figure).
+
 Each docstring states the plot's **input contract**: the columns it reads. A frame without them
 raises ONE :class:`PlotInputError` naming every missing column (:func:`require_columns`); so does a
 frame with none of the rows the plot draws. No plot assumes one data set's columns or title:
