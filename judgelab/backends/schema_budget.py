@@ -20,15 +20,19 @@ from typing import Any
 __all__ = ["ARRAY_CAP", "ARRAY_ITEMS", "CHARS_PER_TOKEN", "MAX_STRING_CHARS", "MIN_STRING_CHARS", "fit_schema", "string_chars",
            "tokens_for"]
 
-CHARS_PER_TOKEN = 3.0  # English prose runs ~4 characters per token; 3 leaves room for odd words and escapes
+# English prose runs ~4 characters per token, but a small model's degenerate text ("1.1.1.1...") can take a token
+# per character: counting 1 makes the bound hold for any ASCII text (the answer is then shorter than the budget,
+# which costs nothing: generation stops at the closing brace)
+CHARS_PER_TOKEN = 1.0
 MIN_STRING_CHARS = 8  # a budget too small for the schema still gets strings this long (and may be cut)
 MAX_STRING_CHARS = 1200  # enough for any rubric's explanation; longer is rambling
 ARRAY_ITEMS = 4  # items the budget counts for an array without maxItems (a rubric's per-criterion list)
-# items such an array may hold: the prompt says how many it needs (the unified judge's rules), so the bound only
-# stops a small model repeating items until the budget runs out
-ARRAY_CAP = 12
+# items such an array may hold: the prompt says how many it needs (the unified judge lists 4 rules), so the bound
+# only stops a small model repeating items until the budget runs out
+ARRAY_CAP = 8
 _SCALAR_TOKENS = 4  # a number, a boolean, an enum value, with its separator
 _KEY_TOKENS = 3  # a key, its quotes and colon (approximately; long keys are counted by length)
+_KEY_CHARS_PER_TOKEN = 3.0  # keys are the schema's own words, which the grammar spells out: tokenized as words
 
 
 def _is_free_text(node: dict[str, Any]) -> bool:
@@ -44,6 +48,37 @@ def _array_items(node: dict[str, Any]) -> int:
     return max(ARRAY_ITEMS, int(node.get("minItems", 0)))
 
 
+def _one_entry_per_name(node: Any) -> Any:
+    """An array of exactly n objects keyed by an enum of n names becomes a tuple of one object per name, in the
+    enum's order (``prefixItems`` with a ``const`` key): a decoder cannot then name one criterion twice and skip
+    another, which a strict parser refuses anyway. Applied all the way down; other nodes are returned as they are."""
+    if isinstance(node, list):
+        return [_one_entry_per_name(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    node = {k: _one_entry_per_name(v) for k, v in node.items()}
+    items = node.get("items")
+    if node.get("type") != "array" or not isinstance(items, dict):
+        return node
+    size = node.get("minItems")
+    if size is None or node.get("maxItems") != size:
+        return node
+    keyed = [k for k, v in (items.get("properties") or {}).items()
+             if isinstance(v, dict) and isinstance(v.get("enum"), list) and len(v["enum"]) == size]
+    if len(keyed) != 1:
+        return node
+    names = items["properties"][keyed[0]]["enum"]
+    if len(set(map(str, names))) != len(names):
+        return node
+    tuple_items = []
+    for name in names:
+        entry = copy.deepcopy(items)
+        entry["properties"][keyed[0]] = {"const": name}
+        tuple_items.append(entry)
+    rest = {k: v for k, v in node.items() if k not in ("items", "minItems", "maxItems")}
+    return {**rest, "prefixItems": tuple_items}
+
+
 def _cost(node: Any, string_chars: float) -> tuple[float, int]:
     """(tokens the fixed parts of ``node`` need, number of free-text strings in it), with arrays at their bound."""
     if not isinstance(node, dict):
@@ -53,9 +88,12 @@ def _cost(node: Any, string_chars: float) -> tuple[float, int]:
         tokens, strings = 2.0, 0
         for key, child in (node.get("properties") or {}).items():
             child_tokens, child_strings = _cost(child, string_chars)
-            tokens += max(_KEY_TOKENS, len(str(key)) / CHARS_PER_TOKEN + 2) + child_tokens
+            tokens += max(_KEY_TOKENS, len(str(key)) / _KEY_CHARS_PER_TOKEN + 2) + child_tokens
             strings += child_strings
         return tokens, strings
+    if kind == "array" and isinstance(node.get("prefixItems"), list):
+        costs = [_cost(child, string_chars) for child in node["prefixItems"]]
+        return 2 + sum(t + 1 for t, _ in costs), sum(n for _, n in costs)
     if kind == "array":
         items = _array_items(node)
         child_tokens, child_strings = _cost(node.get("items", {}), string_chars)
@@ -70,7 +108,10 @@ def _bound(node: Any, chars: int) -> None:
         return
     for child in (node.get("properties") or {}).values():
         _bound(child, chars)
-    if node.get("type") == "array":
+    if node.get("type") == "array" and isinstance(node.get("prefixItems"), list):
+        for child in node["prefixItems"]:
+            _bound(child, chars)
+    elif node.get("type") == "array":
         node.setdefault("maxItems", max(ARRAY_CAP, int(node.get("minItems", 0))))
         _bound(node.get("items"), chars)
     elif _is_free_text(node):
@@ -91,9 +132,11 @@ def fit_schema(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
     """A copy of ``schema`` whose free-text strings are bounded so that an answer fits ``max_tokens``.
 
     Types, enums, required keys and the order of properties are unchanged; bounds already in the schema are
-    kept when tighter. The input is not modified."""
-    bounded = copy.deepcopy(schema)
-    _bound(bounded, string_chars(schema, max_tokens))
+    kept when tighter; an array of exactly n entries keyed by an enum of n names becomes one entry per name
+    (:func:`_one_entry_per_name`). The input is not modified."""
+    shaped = _one_entry_per_name(schema)
+    bounded = copy.deepcopy(shaped)
+    _bound(bounded, string_chars(shaped, max_tokens))
     return bounded
 
 
@@ -102,6 +145,6 @@ def tokens_for(schema: dict[str, Any] | None, chars_per_string: int = 60, *, cap
     rounded up to a multiple of 32 (and at most ``cap``); None for a rubric without a schema."""
     if schema is None:
         return None
-    fixed, strings = _cost(schema, 0)
+    fixed, strings = _cost(_one_entry_per_name(schema), 0)
     tokens = 32 * math.ceil((fixed + 4 + strings * chars_per_string / CHARS_PER_TOKEN) / 32)
     return tokens if cap is None else min(tokens, cap)

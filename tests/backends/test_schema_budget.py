@@ -126,3 +126,21 @@ def test_serve_bounds_the_schema_to_the_request_budget() -> None:
     assert "maxLength" not in schema["properties"]["why"]  # the request's own dict is left alone
     unbounded = translate_response_format({**body, "max_tokens": None})
     assert unbounded["response_format"]["schema"] == schema
+
+
+@settings(max_examples=50, deadline=None)
+@given(names=st.lists(_names, min_size=1, max_size=6, unique=True), other=st.lists(_names, min_size=1, max_size=3))
+def test_an_exact_list_keyed_by_names_becomes_one_entry_per_name(names: list[str], other: list[str]) -> None:
+    """Invariant: an array of exactly n objects keyed by an enum of n names becomes a tuple holding each name once,
+    in order, every other field kept; an array whose size differs from the enum's is left a list."""
+    entry = {"type": "object", "properties": {"criterion": {"type": "string", "enum": names},
+                                              "winner": {"type": "string", "enum": ["A", "B", "TIE", "X", "Y", "Z", "W"]},
+                                              "why": {"type": "string"}}, "required": ["criterion", "winner", "why"]}
+    schema = {"type": "object", "properties": {"scores": {"type": "array", "items": entry, "minItems": len(names),
+                                                          "maxItems": len(names)}}}
+    fitted = fit_schema(schema, 512)["properties"]["scores"]
+    assert [e["properties"]["criterion"] for e in fitted["prefixItems"]] == [{"const": n} for n in names]
+    assert all(e["properties"]["winner"] == entry["properties"]["winner"] and "maxLength" in e["properties"]["why"]
+               for e in fitted["prefixItems"])
+    loose = {**schema["properties"]["scores"], "maxItems": len(names) + 1}
+    assert "items" in fit_schema({"type": "object", "properties": {"scores": loose}}, 512)["properties"]["scores"]
