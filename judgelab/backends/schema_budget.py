@@ -14,6 +14,7 @@ use it; a hosted provider gets the rubric's schema as written.
 from __future__ import annotations
 
 import copy
+import json
 import math
 from typing import Any
 
@@ -83,6 +84,8 @@ def _cost(node: Any, string_chars: float) -> tuple[float, int]:
     """(tokens the fixed parts of ``node`` need, number of free-text strings in it), with arrays at their bound."""
     if not isinstance(node, dict):
         return _SCALAR_TOKENS, 0
+    if "const" in node:  # spelled out by the grammar, like a key
+        return len(json.dumps(node["const"])) / _KEY_CHARS_PER_TOKEN + 1, 0
     kind = node.get("type")
     if kind == "object" or "properties" in node:
         tokens, strings = 2.0, 0

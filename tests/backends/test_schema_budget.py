@@ -144,3 +144,21 @@ def test_an_exact_list_keyed_by_names_becomes_one_entry_per_name(names: list[str
                for e in fitted["prefixItems"])
     loose = {**schema["properties"]["scores"], "maxItems": len(names) + 1}
     assert "items" in fit_schema({"type": "object", "properties": {"scores": loose}}, 512)["properties"]["scores"]
+
+
+@pytest.mark.parametrize("name,path", [("unified_judge", ("evaluation", "rule_compliance", "rules")),
+                                       ("pairwise", ("comparison",)), ("direct_score", ("scores",))])
+def test_per_entry_lists_become_one_entry_per_name_for_each_example_item(name: str, path: tuple[str, ...]) -> None:
+    """Each built-in rubric whose parser wants exactly one entry per criterion (or per rule of the item's module)
+    says so in its request's schema, and the embedded judge's grammar gets one entry per name, in order."""
+    from judgelab.rubrics import example_items
+
+    rubric = load_rubric(name)
+    for item in example_items(name):
+        request = rubric.requests(item)[0]
+        node = fit_schema(request.response_format["json_schema"]["schema"], 512)
+        for key in path:
+            node = node["properties"][key]
+        names = [entry["properties"][next(iter(entry["properties"]))] for entry in node["prefixItems"]]
+        expected = (request.meta["rules"] if name == "unified_judge" else [c.name for c in rubric.spec.criteria])
+        assert names == [{"const": n} for n in expected]
