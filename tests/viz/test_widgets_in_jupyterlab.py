@@ -72,6 +72,11 @@ def test_widgets_render_in_jupyterlab_in_headless_chromium(data_dir: Path, tmp_p
     home = {name: str(tmp_path / name.lower()) for name in ("JUPYTER_RUNTIME_DIR", "JUPYTERLAB_SETTINGS_DIR",
                                                              "JUPYTERLAB_WORKSPACES_DIR", "IPYTHONDIR")}
     env = {**os.environ, **home, "JUDGELAB_DATA_DIR": str(data_dir)}
+    env.pop("MPLBACKEND", None)  # the kernel's own choice, matplotlib-inline, as a reader's JupyterLab has it
+    # every cell stays in the page (JupyterLab 4 otherwise leaves cells scrolled far away out of the DOM)
+    tracker = Path(home["JUPYTERLAB_SETTINGS_DIR"]) / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     lab = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--allow-root",
          "--IdentityProvider.token=", "--ServerApp.password=", "--expose-app-in-browser", "--LabApp.news_url=None",
@@ -93,10 +98,10 @@ def test_widgets_render_in_jupyterlab_in_headless_chromium(data_dir: Path, tmp_p
                                " && w.sessionContext.session.kernel; return !!k && k.status === 'idle'; })()")
                 page.wait_for_function(kernel_idle, timeout=180_000)
                 page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-                page.wait_for_function(
-                    f"[...document.querySelectorAll('.jp-Notebook .jp-Cell .jp-InputPrompt')]"
-                    f".filter(p => /\\[\\d+\\]/.test(p.textContent)).length === {len(CELLS + FIGURE_CELLS)}",
-                    timeout=300_000)
+                page.wait_for_function(  # every code cell has run: read from the notebook's model
+                    "(() => { const m = window.jupyterapp.shell.currentWidget.content.model.cells; let n = 0;"
+                    " for (let i = 0; i < m.length; i++) { if (m.get(i).executionCount) n++; }"
+                    f" return n === {len(CELLS + FIGURE_CELLS)}; }})()", timeout=300_000)
                 page.wait_for_function(kernel_idle, timeout=120_000)
                 outputs = [page.locator(".jp-Notebook .jp-Cell").nth(i).locator(".jp-OutputArea")
                            for i in range(len(CELLS))]
