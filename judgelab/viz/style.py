@@ -193,10 +193,14 @@ def _missing(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def format_number(value: Any, digits: int = 3) -> str:
+def format_number(value: Any, digits: int = 3, *, decimals: int | None = None) -> str:
     """A number as a paper prints it: integers with thousands separators, others with ``digits`` significant
     digits (trailing zeros kept: ``0.500``, ``12.3``; rounded to a whole number with separators from 1,000 up;
-    scientific below 10^-digits), missing/NaN as an en dash. The value itself is never changed, only shown."""
+    scientific below 10^-digits), missing/NaN as an en dash. ``decimals``: a fixed number of decimals instead
+    (a column of proportions printed alike). The value itself is never changed, only shown."""
+    if (decimals is not None and isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
+            and not _missing(value) and math.isfinite(float(value))):
+        return f"{float(value):.{decimals}f}"
     if _missing(value):
         return _MISSING
     if isinstance(value, bool):
@@ -228,11 +232,11 @@ def format_p_value(p: Any) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def format_interval(low: Any, high: Any, digits: int = 3) -> str:
-    """``[low, high]`` in one token; an en dash when the interval is missing."""
+def format_interval(low: Any, high: Any, digits: int = 3, *, decimals: int | None = None) -> str:
+    """``[low, high]`` in one token (each end as :func:`format_number` shows it); an en dash when missing."""
     if _missing(low) and _missing(high):
         return _MISSING
-    return f"[{format_number(low, digits)}, {format_number(high, digits)}]"
+    return f"[{format_number(low, digits, decimals=decimals)}, {format_number(high, digits, decimals=decimals)}]"
 
 
 def _is_p_column(column: str, p_columns: set[str]) -> bool:
