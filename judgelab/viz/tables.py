@@ -35,10 +35,9 @@ class Table:
 
     def _view_frame(self) -> pd.DataFrame:
         frame = self.frame
-        index = frame.index
-        if not (isinstance(index, pd.RangeIndex) and index.name is None):  # a labelled index is data to show
-            frame = frame.reset_index()
-        return frame
+        if any(name is not None for name in frame.index.names):  # a labelled index (a pivot's keys) is data to show
+            return frame.reset_index()
+        return frame  # row positions left over from filtering are not: not shown
 
     def _repr_html_(self) -> str:
         return frame_html(self._view_frame(), max_rows=self.max_rows, text_width=self.text_width)

@@ -83,6 +83,8 @@ def test_show_formats_the_view_and_keeps_the_frame() -> None:
 def test_show_keeps_a_labelled_index_as_columns() -> None:
     frame = pd.DataFrame({"estimate": [0.5]}, index=pd.Index(["classical"], name="estimator"))
     assert ">estimator</th>" in show(frame)._repr_html_()
+    filtered = pd.DataFrame({"metric": ["a", "b", "c"], "estimate": [1.0, 2.0, 3.0]}).iloc[[0, 2]]
+    assert re.findall(r"<th style[^>]*>(.*?)</th>", show(filtered)._repr_html_()) == ["metric", "estimate"]
     pivot = pd.DataFrame({"a": [1.0]}, index=pd.MultiIndex.from_tuples([("x", 1)], names=["case", "n"]))
     assert re.findall(r"<th style[^>]*>(.*?)</th>", show(pivot)._repr_html_()) == ["case", "n", "a"]
 
