@@ -247,8 +247,10 @@ def shorten(text: str, width: int) -> str:
     """``text`` cut at the last word boundary before ``width`` characters, with an ellipsis (never mid-word)."""
     if len(text) <= width:
         return text
-    cut = text[: width + 1].rsplit(None, 1)[0] if " " in text[: width + 1] else text[:width]
-    return cut.rstrip(" ,;:.-–") + "…"
+    head = text[: width + 1]
+    space = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+    base = text[:space] if space > 0 else text[:width]  # no space: the first word alone is too long
+    return (base.rstrip(" \n\t,;:.-–") or base) + "…"
 
 
 def _text_cell(value: Any, text_width: int | None) -> str:
