@@ -58,6 +58,7 @@ _LAZY = {
     "parse_label": "judgelab.rubrics.parse_text",
     "Parsed": "judgelab.rubrics.parse_text",
     "report": "judgelab.viz.report",
+    "show": "judgelab.viz.tables",
 }
 
 # lazily loaded functions whose arguments are guarded (judgelab.errors.user_errors); the runner's entry points

@@ -18,6 +18,8 @@ import sys
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
+from judgelab.backends.schema_budget import fit_schema
+
 __all__ = ["JsonSchemaAdapter", "main", "translate_response_format"]
 
 Message = MutableMapping[str, Any]
@@ -26,10 +28,16 @@ Send = Callable[[Message], Awaitable[None]]
 
 
 def translate_response_format(body: dict[str, Any]) -> dict[str, Any]:
-    """``body`` with a ``json_schema`` response format written as llama-cpp's ``json_object`` + ``schema``."""
+    """``body`` with a ``json_schema`` response format written as llama-cpp's ``json_object`` + ``schema``.
+
+    With ``max_tokens`` in the body, the schema's free-text fields are bounded to fit it, as the in-process
+    provider does (:func:`judgelab.backends.schema_budget.fit_schema`): a constrained answer ends in budget."""
     fmt = body.get("response_format")
     if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
         schema = (fmt.get("json_schema") or {}).get("schema")
+        budget = body.get("max_tokens") or body.get("max_completion_tokens")
+        if isinstance(schema, dict) and isinstance(budget, int) and budget > 0:
+            schema = fit_schema(schema, budget)
         body = {**body, "response_format": {"type": "json_object", **({"schema": schema} if schema else {})}}
     return body
 

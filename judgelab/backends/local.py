@@ -23,6 +23,9 @@ How it works:
   several-times-larger transient during its log-softmax) and then sorts the whole vocabulary in Python
   for each generated token (~0.1 s/token measured here). Instead we read each step's raw logits through a
   logits processor and keep only the top-k: a few milliseconds per token, no extra memory.
+* A ``response_format`` with a JSON schema (what every rubric with a schema sends) becomes a llama.cpp grammar,
+  so the answer has the rubric's shape; its free-text fields are bounded to fit ``max_tokens``
+  (:mod:`judgelab.backends.schema_budget`), so the answer also ends before the budget cuts it.
 * Every call re-evaluates its prompt from scratch (no KV-prefix reuse between calls), so a judgment never
   depends on which request ran before it: at temperature 0 the same request gives the same text.
 """
@@ -48,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from judgelab.backends.pricing import offline_litellm, register_free_models
+from judgelab.backends.schema_budget import fit_schema
 from judgelab.errors import JudgelabError
 
 litellm = offline_litellm()
@@ -260,12 +264,16 @@ def _grammar_from_schema(schema_json: str | None) -> Any:
     return LlamaGrammar.from_json_schema(schema_json, verbose=False)
 
 
-def _grammar_for(response_format: Any) -> Any:
-    """A llama.cpp grammar constraining output to JSON (optionally to a JSON schema), or None for free text."""
+def _grammar_for(response_format: Any, max_tokens: int = DEFAULT_MAX_TOKENS) -> Any:
+    """A llama.cpp grammar constraining output to JSON (optionally to a JSON schema), or None for free text.
+
+    A schema's free-text strings and unbounded arrays are bounded (:func:`schema_budget.fit_schema`) so that
+    an answer in the schema's shape ends within ``max_tokens``; its properties keep their order (a rubric
+    that asks for the explanation first gets it first)."""
     if response_format is None:
         return None
     if hasattr(response_format, "model_json_schema"):  # a pydantic model class, as litellm allows
-        return _grammar_from_schema(json.dumps(response_format.model_json_schema(), sort_keys=True))
+        return _grammar_from_schema(json.dumps(fit_schema(response_format.model_json_schema(), max_tokens)))
     if not isinstance(response_format, dict):
         raise _BadRequest(f"response_format must be a dict, got {type(response_format).__name__}.")
     kind = response_format.get("type")
@@ -280,7 +288,9 @@ def _grammar_for(response_format: Any) -> Any:
     else:
         raise _BadRequest(f"response_format type {kind!r} is not supported (use text, json_object or json_schema).")
     try:
-        return _grammar_from_schema(None if schema is None else json.dumps(schema, sort_keys=True))
+        return _grammar_from_schema(None if schema is None else json.dumps(fit_schema(schema, max_tokens)))
+    except _BadRequest:
+        raise
     except Exception as exc:  # the schema converter raises assorted errors on schemas it cannot express
         raise _BadRequest(f"response_format schema cannot be turned into a grammar: {exc}") from exc
 
@@ -328,7 +338,7 @@ def _sampling(params: dict[str, Any]) -> dict[str, Any]:
         "seed": params.get("seed"),
         "stop": [stop] if isinstance(stop, str) else list(stop),
         "max_tokens": int(max_tokens),
-        "grammar": _grammar_for(params.get("response_format")),
+        "grammar": _grammar_for(params.get("response_format"), int(max_tokens)),
         "top_logprobs": (int(top_logprobs or 0) if params.get("logprobs") else None),
     }
 

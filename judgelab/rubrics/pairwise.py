@@ -9,6 +9,7 @@ swapped) are consolidated by :func:`combine_swapped_passes`.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -84,6 +85,22 @@ class PairwiseRubric(SpecRubric):
         keys = tuple(RowKey(c.name) for c in self.spec.criteria) + (RowKey("overall"),)
         return [self.make_request({"item": context, "response_a": shown_a, "response_b": shown_b}, keys,
                                   swapped=swapped)]
+
+    def response_schema(self) -> dict[str, Any] | None:
+        """The spec's schema with its per-criterion ``comparison`` list tightened to this rubric's criteria: one
+        entry per criterion, named by one of them (as ``direct_score`` does for its scores). A constrained decoder
+        then cannot write placeholder criterion names or an endless list; the parser still checks all of it."""
+        schema = self.spec.output.json_schema
+        entry = (schema or {}).get("properties", {}).get("comparison", {})
+        fields = entry.get("items", {}).get("properties", {})
+        if self.spec.output.format != "json" or "criterion" not in fields:
+            return schema
+        schema = copy.deepcopy(schema)
+        entry = schema["properties"]["comparison"]
+        n = len(self.spec.criteria)
+        entry.update(minItems=n, maxItems=n)
+        entry["items"]["properties"]["criterion"] = {"type": "string", "enum": [c.name for c in self.spec.criteria]}
+        return schema
 
     def _parse_pattern(self, raw: str, request: JudgeRequest) -> list[ParsedRow]:
         found = verdict_text.read_winner(raw)

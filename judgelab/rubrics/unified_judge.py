@@ -13,9 +13,11 @@ section scores, total and verdict go into detail with any mismatch under "disagr
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from judgelab.rubrics import parsing
@@ -173,7 +175,8 @@ class UnifiedJudgeRubric(SpecRubric):
         keys = (RowKey("correctness"), RowKey("rule_compliance"), RowKey("reasoning_quality"), RowKey("overall"))
         meta = {"module": module, "module_type": mtype, "rules": [r["name"] for r in mspec["rules"]],
                 "correctness": correctness}
-        return [self.make_request(context, keys, meta=meta)]
+        request = self.make_request(context, keys, meta=meta)
+        return [replace(request, response_format=_with_rules(request.response_format, meta["rules"]))]
 
     @staticmethod
     def library_correctness(mtype: str, output: Any, expected: Any) -> dict[str, Any]:
@@ -280,3 +283,22 @@ def _num(value: Any) -> float | None:
         return float(value)
     except (TypeError, ValueError):
         return None
+
+
+def _with_rules(response_format: dict[str, Any] | None, names: list[str]) -> dict[str, Any] | None:
+    """The response format with its rule list tightened to this module's rules: exactly one entry per rule, named
+    by one of them. The parser requires exactly these; a constrained decoder then writes them all."""
+    schema = ((response_format or {}).get("json_schema") or {}).get("schema")
+    try:
+        rules = schema["properties"]["evaluation"]["properties"]["rule_compliance"]["properties"]["rules"]
+        fields = rules["items"]["properties"]
+    except (KeyError, TypeError):
+        return response_format
+    if "name" not in fields or not names:
+        return response_format
+    tightened = copy.deepcopy(response_format)
+    rules = tightened["json_schema"]["schema"]["properties"]["evaluation"]["properties"]["rule_compliance"][
+        "properties"]["rules"]
+    rules.update(minItems=len(names), maxItems=len(names))
+    rules["items"]["properties"]["name"] = {"type": "string", "enum": list(names)}
+    return tightened

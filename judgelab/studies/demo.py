@@ -122,16 +122,16 @@ def run_demo(out: str | Path, *, model: str = DEMO_MODEL, cache: bool | str | Pa
 
     first = probe.metric("first_position_rate")
     echo("3. The statistic, with its interval and n:")
-    echo(f"   flip rate {format_number(flips['estimate'], 2)}, exact 95% CI {format_interval(flips['ci_low'], flips['ci_high'], 2)}, "
+    echo(f"   flip rate {format_number(flips['estimate'], decimals=2)}, exact 95% CI {format_interval(flips['ci_low'], flips['ci_high'], decimals=2)}, "
          f"n = {int(flips['n'])} pairs ({flips['method']}).")
     echo(f"   First-position rate (decisive verdicts that chose the answer shown first): "
-         f"{format_number(first['estimate'], 2)}, 95% CI {format_interval(first['ci_low'], first['ci_high'], 2)}, "
+         f"{format_number(first['estimate'], decimals=2)}, 95% CI {format_interval(first['ci_low'], first['ci_high'], decimals=2)}, "
          f"n = {int(first['n'])} verdicts, exact binomial test against 0.5: p {_p_words(first['p_value'])}.")
     for policy, words in (("first", "taking the verdict of the order shown first"),
                           ("tie", "with the swap-consistency rule (a pair whose orders disagree is a tie, never right)")):
         acc = probe.metric("accuracy", policy=policy)
-        echo(f"   Accuracy against the gold labels {words}: {format_number(acc['estimate'], 2)}, 95% CI "
-             f"{format_interval(acc['ci_low'], acc['ci_high'], 2)}, n = {int(acc['n'])}.")
+        echo(f"   Accuracy against the gold labels {words}: {format_number(acc['estimate'], decimals=2)}, 95% CI "
+             f"{format_interval(acc['ci_low'], acc['ci_high'], decimals=2)}, n = {int(acc['n'])}.")
     echo("   A flip rate near 1 says the verdicts follow where an answer stands, not what it says; a list of "
          "verdicts cannot show that, and with n this small the interval says how far the evidence goes.\n")
 

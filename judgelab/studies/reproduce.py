@@ -80,8 +80,8 @@ def summeval_artifacts(settings: Settings) -> list[Artifact]:
     agreement = summeval_study.model_agreement_table(study, **kw)
     base = f"SummEval (1,200 summaries x 4 criteria; human = mean of 3 experts); data {_src_text(src)}."
     ci = _ci(settings) + ", documents resampled"
-    quick = dist[(dist["judge"] == "gpt-3.5-turbo") & (dist["criterion"] == "coherence")]
-    quick_stat = per_criterion[(per_criterion["judge"] == "gpt-3.5-turbo") & (per_criterion["criterion"] ==
+    quick = dist[(dist["judge"] == "gpt-3.5-turbo-0301") & (dist["criterion"] == "coherence")]
+    quick_stat = per_criterion[(per_criterion["judge"] == "gpt-3.5-turbo-0301") & (per_criterion["criterion"] ==
                                                                              "coherence")]
     return [
         Artifact("summeval_meta", nb, "Per-judge MAE and Spearman rho (pooled and per criterion).", src, table=meta),

@@ -35,10 +35,12 @@ class JudgeInfo:
 
 
 SUMMEVAL_JUDGES: dict[str, JudgeInfo] = {
-    "gpt-3.5-turbo-0301": JudgeInfo("gpt-3.5-turbo", "GPT", np.nan),  # size never published
-    "llama-2-7b-chat-hf": JudgeInfo("Llama-2 7B", "Llama 2", 7.0),
-    "llama-2-13b-chat-hf": JudgeInfo("Llama-2 13B", "Llama 2", 13.0),
-    "llama-2-70b-chat-hf": JudgeInfo("Llama-2 70B", "Llama 2", 70.0),
+    # labels are the released model ids, as the loader, the corrected-estimates and the variants studies name them:
+    # one spelling per judge in every notebook, table and figure
+    "gpt-3.5-turbo-0301": JudgeInfo("gpt-3.5-turbo-0301", "GPT", np.nan),  # size never published
+    "llama-2-7b-chat-hf": JudgeInfo("llama-2-7b-chat-hf", "Llama 2", 7.0),
+    "llama-2-13b-chat-hf": JudgeInfo("llama-2-13b-chat-hf", "Llama 2", 13.0),
+    "llama-2-70b-chat-hf": JudgeInfo("llama-2-70b-chat-hf", "Llama 2", 70.0),
 }
 HUMAN = "human"
 EXPERTS: tuple[str, ...] = ("human:expert_1", "human:expert_2", "human:expert_3")

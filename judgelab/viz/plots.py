@@ -12,6 +12,10 @@ What they return:
 - a plot of SEVERAL panels (a grid, one panel per metric) makes its own figure and returns the
   **Figure**.
 
+In a notebook both show once: a returned Figure is closed to pyplot and shown as the cell's value; an Axes
+plot's figure stays with pyplot, which shows it when the cell ends -- end such a cell with ``;`` so the
+``<Axes ...>`` value is not printed under it. :func:`plot_estimates` draws any result frame (a Figure).
+
 Each docstring states the plot's **input contract**: the columns it reads. A frame without them
 raises ONE :class:`PlotInputError` naming every missing column (:func:`require_columns`); so does a
 frame with none of the rows the plot draws. No plot assumes one data set's columns or title:
@@ -30,7 +34,15 @@ import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from judgelab.errors import JudgelabError
+from judgelab.viz.intervals import (
+    ESTIMATE_COLUMNS,
+    METRIC_LABELS,
+    PlotInputError,
+    interval_rows,
+    plot_estimates,
+    require_columns,
+    require_rows,
+)
 from judgelab.viz.style import (
     CI_COLOR,
     DIVERGING_CMAP,
@@ -50,67 +62,8 @@ __all__ = ["ESTIMATE_COLUMNS", "PlotInputError", "plot_agreement_forest", "plot_
            "plot_positive_bias_forest", "plot_rubric_comparison", "plot_score_distributions", "plot_score_shares",
            "require_columns",
            "require_rows", "plot_cascade_splits", "plot_corrected_coverage", "plot_corrected_intervals",
-           "plot_label_budget", "plot_confusion_matrix"]
+           "plot_estimates", "plot_label_budget", "plot_confusion_matrix"]
 
-# what an interval plot reads of a result frame
-ESTIMATE_COLUMNS: tuple[str, ...] = ("metric", "estimate", "ci_low", "ci_high")
-
-
-class PlotInputError(JudgelabError, ValueError):
-    """A frame a plot cannot draw: the message names the missing columns (or rows) and the plot."""
-
-
-def require_columns(frame: pd.DataFrame, columns: Sequence[str | None], plot: str) -> None:
-    """Raise ONE :class:`PlotInputError` naming every column of ``columns`` (None entries skipped) absent from ``frame``."""
-    if not isinstance(frame, pd.DataFrame):
-        raise PlotInputError(f"{plot} draws a pandas DataFrame, not {type(frame).__name__}")
-    missing = [c for c in dict.fromkeys(columns) if c is not None and c not in frame.columns]
-    if missing:
-        raise PlotInputError(f"{plot} needs columns {missing}, which the frame does not have (it has: "
-                             f"{', '.join(map(str, frame.columns[:15]))}{' ...' if len(frame.columns) > 15 else ''})")
-
-
-def require_rows(frame: pd.DataFrame, plot: str, what: str) -> pd.DataFrame:
-    """``frame`` itself, or ONE :class:`PlotInputError` when it has no rows (``what``: the rows the plot draws)."""
-    if frame.empty:
-        raise PlotInputError(f"{plot} has nothing to draw: the frame has no {what}")
-    return frame
-
-_METRIC_LABELS = {
-    "mae": "MAE (lower is better)",
-    "spearman_rho": "Spearman's ρ",
-    "mean_difference": "mean judge − human",
-    "accuracy_mean": "accuracy (mean of both orders)",
-    "position_consistency": "position consistency",
-    "cohen_kappa": "Cohen's κ",
-    "percent_agreement": "percent agreement",
-    "length_coefficient": "length coefficient (log-odds per SD)",
-}
-
-
-def _interval_rows(ax: Axes, frame: pd.DataFrame, y: str, hue: str | None, *, order: Sequence[str] | None = None,
-                   hue_order: Sequence[str] | None = None, colors: dict[str, str] | None = None) -> None:
-    """Points at ``estimate`` with horizontal CI bars, one row per ``y``, dodged by ``hue``."""
-    order = list(order) if order is not None else list(dict.fromkeys(frame[y].astype(str)))
-    hues = list(hue_order) if hue_order is not None else (
-        list(dict.fromkeys(frame[hue].astype(str))) if hue else [""])
-    colors = colors or family_colors(hues)
-    width = 0.7
-    step = width / max(len(hues), 1)
-    for k, h in enumerate(hues):
-        part = frame if not hue else frame[frame[hue].astype(str) == h]
-        pos = {name: i - width / 2 + step * (k + 0.5) for i, name in enumerate(order)}
-        part = part[part[y].astype(str).isin(pos)]
-        ys = part[y].astype(str).map(pos).to_numpy(float)
-        est = part["estimate"].to_numpy(float)
-        lo = np.clip(est - part["ci_low"].to_numpy(float), 0, None)
-        hi = np.clip(part["ci_high"].to_numpy(float) - est, 0, None)
-        color = colors.get(h, CI_COLOR) if hue else CI_COLOR
-        ax.errorbar(est, ys, xerr=[np.nan_to_num(lo), np.nan_to_num(hi)], fmt="o", color=color, ecolor=color,
-                    markersize=5, elinewidth=1.4, label=h if hue else None)
-    ax.set_yticks(range(len(order)), order)
-    ax.set_ylim(len(order) - 0.5, -0.5)
-    ax.grid(axis="y", visible=False)
 
 
 def plot_meta_forest(meta: pd.DataFrame, *, title: str = "Judges vs human experts",
@@ -118,23 +71,24 @@ def plot_meta_forest(meta: pd.DataFrame, *, title: str = "Judges vs human expert
     """Table-1 style: each judge's MAE and Spearman rho with CIs (hue = criterion when there are several).
 
     Input: a result frame (``stats.meta_evaluation``) with columns ``judge``, ``metric`` (rows "mae" and
-    "spearman_rho" are drawn), ``estimate``, ``ci_low``, ``ci_high``; ``criterion`` is optional.
+    "spearman_rho" are drawn, one panel each; a frame with only one of them gets one panel), ``estimate``, ``ci_low``, ``ci_high``; ``criterion`` is optional.
     """
     require_columns(meta, ("judge", *ESTIMATE_COLUMNS), "plot_meta_forest")
     require_rows(meta[meta["metric"].isin(["mae", "spearman_rho"])], "plot_meta_forest", "'mae' or 'spearman_rho' rows")
+    metrics = [m for m in ("mae", "spearman_rho") if m in set(meta["metric"])]  # no empty panel for a missing one
     criteria = list(dict.fromkeys(meta["criterion"])) if "criterion" in meta.columns else ["all"]
     hue = "criterion" if len(criteria) > 1 else None
     judges = list(dict.fromkeys(meta["judge"]))
     with use_style():
-        fig, axes = plt.subplots(1, 2, figsize=(FIG_WIDTH, 0.55 * len(judges) * max(1, len(criteria) / 2.5) + 1.6),
-                                 sharey=True)
-        for ax, metric in zip(axes, ("mae", "spearman_rho"), strict=True):
-            _interval_rows(ax, meta[meta["metric"] == metric], "judge", hue, order=judges)
-            ax.set_xlabel(_METRIC_LABELS[metric])
+        fig, axes = plt.subplots(1, len(metrics), figsize=(FIG_WIDTH, 0.55 * len(judges) * max(1, len(criteria) / 2.5)
+                                                             + 1.6), sharey=True, squeeze=False)
+        for ax, metric in zip(axes[0], metrics, strict=True):
+            interval_rows(ax, meta[meta["metric"] == metric], "judge", hue, order=judges)
+            ax.set_xlabel(METRIC_LABELS[metric])
             if metric == "spearman_rho":
                 ax.axvline(0, color="black", linewidth=0.8)
         if hue:
-            axes[1].legend(title="criterion", loc="center left", bbox_to_anchor=(1.0, 0.5))
+            axes[0][-1].legend(title="criterion", loc="center left", bbox_to_anchor=(1.0, 0.5))
         fig.suptitle(title)
         return finish(fig, caption_text)
 
@@ -180,7 +134,7 @@ def plot_positive_bias_forest(bias: pd.DataFrame, *, ax: Axes | None = None,
     judges = list(dict.fromkeys(frame["judge"]))
     with use_style():
         ax, own = panel_axes(ax, (FIG_WIDTH, 0.5 * len(criteria) * max(1, len(judges) / 2) + 1.5))
-        _interval_rows(ax, frame, "criterion", "judge", order=criteria, hue_order=judges)
+        interval_rows(ax, frame, "criterion", "judge", order=criteria, hue_order=judges)
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_xlabel("mean judge − human score (positive = judge rates higher)")
         ax.legend(title="judge", loc="center left", bbox_to_anchor=(1.0, 0.5))
@@ -259,9 +213,9 @@ def plot_pairwise_accuracy_grid(pa: pd.DataFrame, *,
                 part = drawn[drawn["metric"] == metric]
                 if row is not None:
                     part = part[part[row] == value]
-                _interval_rows(ax, part, y, hue, order=ys, hue_order=hues or None, colors=colors)
+                interval_rows(ax, part, y, hue, order=ys, hue_order=hues or None, colors=colors)
                 ax.axvline(0.5, color="#999999", linewidth=0.8, linestyle="--")
-                label = _METRIC_LABELS.get(metric, metric)
+                label = METRIC_LABELS.get(metric, metric)
                 ax.set_title(f"{value} · {label}" if row is not None else label, fontsize=9)
                 if r == len(rows) - 1:
                     ax.set_xlabel(label)
@@ -300,9 +254,9 @@ def plot_length_effect(frame: pd.DataFrame, *, ax: Axes | None = None, by: Seque
     colors = family_colors(list(dict.fromkeys(rows[by[0]].astype(str))))
     with use_style():
         ax, own = panel_axes(ax, (FIG_WIDTH, 0.35 * len(order) + 1.5))
-        _interval_rows(ax, rows, "who", by[0], order=order, colors=colors)
+        interval_rows(ax, rows, "who", by[0], order=order, colors=colors)
         ax.axvline(0, color="black", linewidth=0.8)
-        ax.set_xlabel(_METRIC_LABELS["length_coefficient"] + "; > 0 = prefers the longer output")
+        ax.set_xlabel(METRIC_LABELS["length_coefficient"] + "; > 0 = prefers the longer output")
         ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
         ax.set_title(title)
         return finish_axes(ax, own, caption_text)
@@ -326,8 +280,8 @@ def plot_agreement_forest(frame: pd.DataFrame, *, pair: str = "pair", title: str
         fig, axes = plt.subplots(1, len(metrics), figsize=(FIG_WIDTH, 0.45 * len(pairs) + 1.6), sharey=True,
                                  squeeze=False)
         for ax, metric in zip(axes[0], metrics, strict=True):
-            _interval_rows(ax, frame[frame["metric"] == metric], pair, None, order=pairs)
-            ax.set_xlabel(_METRIC_LABELS[metric])
+            interval_rows(ax, frame[frame["metric"] == metric], pair, None, order=pairs)
+            ax.set_xlabel(METRIC_LABELS[metric])
         fig.suptitle(title)
         return finish(fig, caption_text)
 
@@ -379,6 +333,7 @@ def plot_score_shares(dist: pd.DataFrame, *, ax: Axes | None = None, title: str 
         ax, own = panel_axes(ax, (FIG_WIDTH * 0.75, 3.2))
         sns.barplot(data=dist, x="score", y="share", hue="rater", palette=_rater_palette(dist["rater"]), ax=ax)
         ax.set_ylabel("share of ratings")
+        ax.legend(title="", loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the bars, never over the top score
         ax.set_title(title)
         return finish_axes(ax, own, caption_text)
 
@@ -418,7 +373,7 @@ def plot_rubric_comparison(result: pd.DataFrame, *, ax: Axes | None = None, grou
     with use_style():
         ax, own = panel_axes(ax, (FIG_WIDTH, 0.45 * len(variants) * max(1, len(groups) / 2) + 1.6))
         hue = group if len(groups) > 1 else None
-        _interval_rows(ax, rows, "variant", hue, order=variants, hue_order=groups if hue else None)
+        interval_rows(ax, rows, "variant", hue, order=variants, hue_order=groups if hue else None)
         step = 0.7 / len(groups)
         for k, g in enumerate(groups):  # the same dodge as _interval_rows
             chosen = rows[rows["selected"].astype(bool) & ((rows[group].astype(str) == g) if hue else True)]
@@ -426,7 +381,7 @@ def plot_rubric_comparison(result: pd.DataFrame, *, ax: Axes | None = None, grou
             ax.scatter(chosen["estimate"], ys, marker="*", s=160, color="#E69F00", zorder=3,
                        label="selected on the other split" if k == 0 else None)
         ax.set_yticks(range(len(variants)), [labels[v] for v in variants])
-        ax.set_xlabel(f"{_METRIC_LABELS.get(metric, metric)}, held out")
+        ax.set_xlabel(f"{METRIC_LABELS.get(metric, metric)}, held out")
         ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
         ax.set_title(title)
         return finish_axes(ax, own, caption_text)
@@ -452,7 +407,7 @@ def plot_corrected_intervals(result: pd.DataFrame, *, ax: Axes | None = None, tr
     labels = [f"{m} (n labelled = {int(n)})" for m, n in zip(methods, rows["n_labelled"], strict=True)]
     with use_style():
         ax, own = panel_axes(ax, (FIG_WIDTH, 0.45 * len(methods) + 1.6))
-        _interval_rows(ax, rows, "estimator", None, order=methods)
+        interval_rows(ax, rows, "estimator", None, order=methods)
         ax.set_yticks(range(len(methods)), labels)
         if truth is not None and np.isfinite(truth):
             ax.axvline(truth, color=ROLE_COLORS["human"], linestyle="--", linewidth=1.2, label="all-human value")
@@ -477,7 +432,7 @@ def plot_corrected_coverage(coverage: pd.DataFrame, *, ax: Axes | None = None, g
     nominal = rows["nominal"].unique()
     with use_style():
         ax, own = panel_axes(ax, (FIG_WIDTH, 0.35 * len(groups) * max(2, len(methods)) + 1.6))
-        _interval_rows(ax, rows, group, "estimator", order=groups, hue_order=methods)
+        interval_rows(ax, rows, group, "estimator", order=groups, hue_order=methods)
         for level in nominal:
             ax.axvline(float(level), color="black", linestyle="--", linewidth=0.9,
                        label=f"nominal {float(level):.0%}" if level == nominal[0] else None)

@@ -16,9 +16,7 @@ line and the head of the table.
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import json
 import math
 from collections.abc import Mapping
@@ -31,9 +29,18 @@ import pandas as pd
 from judgelab import judgments
 from judgelab.backends.redaction import redact
 from judgelab.errors import ConfigError, JudgelabError
+from judgelab.viz.report_sections import (
+    accuracy_html,
+    fold_wide,
+    half_point_bins,
+    png_img,
+    score_bins,
+    score_labels,
+)
+from judgelab.viz.stats_report import result_frames, stats_document, what_report_takes
 from judgelab.viz.style import format_number, frame_html, records_html
 
-__all__ = ["MAX_JUDGMENTS", "REPORT_FILE", "ReportSource", "gather", "read_run", "report", "result_html",
+__all__ = ["MAX_BYTES", "MAX_JUDGMENTS", "REPORT_FILE", "SEARCH_NOTICE", "ReportSource", "gather", "read_run", "report", "result_html",
            "summary_line"]
 
 REPORT_FILE = "report.html"
@@ -89,6 +96,8 @@ def gather(result: Any, *, items: Any = None, rubric: Any = None, title: str | N
     if isinstance(result, str | Path):
         source = read_run(result)
     elif isinstance(result, pd.DataFrame):
+        if not {"item_id", "status"} <= set(result.columns):  # neither a judgments table nor (see report) results
+            raise what_report_takes(result)
         source = ReportSource(table=judgments.validate(result), title="judgments table")
     elif hasattr(result, "summary") and hasattr(result, "probe") and hasattr(result, "table"):
         meta = dict(getattr(result, "meta", {}) or {})
@@ -209,13 +218,6 @@ def result_html(title: str, table: pd.DataFrame, *, stats: Mapping[str, Any] | N
 
 
 # ---------------------------------------------------------------- figures
-def _png(fig: Any) -> str:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    return ("<img alt='figure' style='max-width:100%' src='data:image/png;base64,"
-            + base64.b64encode(buffer.getvalue()).decode("ascii") + "'>")
-
-
 def _rater_labels(rows: pd.DataFrame) -> pd.Series:
     """Who gave a row, as a figure's legend reads it: the judge, and the condition when there are several."""
     judge = rows["judge"].astype(str)
@@ -229,6 +231,7 @@ def _distribution_figures(table: pd.DataFrame) -> list[str]:
     panel each, at most 8), and the whole-answer winners/verdicts."""
     import seaborn as sns
     from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
 
     from judgelab.viz.style import FIG_WIDTH, use_style
 
@@ -240,15 +243,28 @@ def _distribution_figures(table: pd.DataFrame) -> list[str]:
         if len(scores):
             criteria = list(dict.fromkeys(scores["criterion"].astype(str)))[:8]
             rows_of_panels = math.ceil(len(criteria) / 2)
-            fig = Figure(figsize=(FIG_WIDTH, 2.4 * rows_of_panels))
+            raters = list(dict.fromkeys(scores["rater"]))
+            palette = dict(zip(raters, sns.color_palette(n_colors=len(raters)), strict=True))
+            fig = Figure(figsize=(FIG_WIDTH, 2.6 * rows_of_panels + 0.5))
             for k, criterion in enumerate(criteria):
                 ax = fig.add_subplot(rows_of_panels, 2 if len(criteria) > 1 else 1, k + 1)
                 part = scores[scores["criterion"].astype(str) == criterion]
-                counts = part.groupby(["rater", "score"]).size().rename("rows").reset_index()
-                sns.barplot(data=counts, x="score", y="rows", hue="rater", ax=ax, legend=k == 0)
+                edges = score_bins(part["score"])  # fractional scores (a mean of raters): binned, else one bar each
+                part = part.assign(bar=score_labels(part["score"], edges))
+                counts = part.groupby(["rater", "bar"], observed=False).size().rename("rows").reset_index()
+                sns.barplot(data=counts, x="bar", y="rows", hue="rater", hue_order=raters, palette=palette, ax=ax,
+                            legend=False)
+                ax.set_xlabel("score" if edges is None else "score (binned: bar 1.5 holds 1.25 to < 1.75)"
+                              if half_point_bins(edges) else "score (binned)")
+                if edges is not None and not half_point_bins(edges):
+                    ax.tick_params(axis="x", labelrotation=35, labelsize=7)
                 ax.set_title(f"score: {criterion}")
-            fig.tight_layout()
-            out.append(_png(fig))
+            # one legend for every panel, above them: never over a bar
+            handles = [Patch(color=palette[r], label=r) for r in raters]
+            fig.legend(handles=handles, loc="upper center", ncol=min(len(raters), 5), frameon=False,
+                       bbox_to_anchor=(0.5, 1.0))
+            fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / fig.get_figheight()))
+            out.append(png_img(fig))
         labels = ok.assign(verdict_label=ok["winner"].fillna(ok["verdict"]))
         labels = labels[labels["verdict_label"].notna() & labels["side"].isna()]
         if (labels["criterion"] == "overall").any():  # the whole-answer verdict, not each criterion's again
@@ -263,7 +279,7 @@ def _distribution_figures(table: pd.DataFrame) -> list[str]:
             ax.set_title("verdicts" + (" (criterion overall)" if (labels["criterion"] == "overall").all() else ""))
             ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), title="")
             fig.tight_layout()
-            out.append(_png(fig))
+            out.append(png_img(fig))
     return out
 
 
@@ -279,7 +295,7 @@ def _probe_figure(source: ReportSource) -> str:
         return f"<p><i>no figure: {html.escape(str(exc))}</i></p>"
     fig = getattr(drawn, "figure", drawn)
     try:
-        return _png(fig)
+        return png_img(fig)
     finally:
         plt.close(fig)
 
@@ -304,15 +320,19 @@ def _counts_html(table: pd.DataFrame) -> str:
     parts = []
     scores = ok[ok["score"].notna()]
     if len(scores):
-        wide = (scores.assign(score=scores["score"].astype(float).map(format_number))
-                .groupby(["judge", "criterion", "condition", "score"]).size().unstack(fill_value=0).reset_index())
-        parts.append("<h3>Score counts</h3>" + frame_html(wide, max_rows=60))
+        edges = score_bins(scores["score"])
+        wide = (scores.assign(score=score_labels(scores["score"], edges))
+                .groupby(["judge", "criterion", "condition", "score"], observed=True).size().unstack(fill_value=0)
+                .reset_index())
+        wide.columns = [str(c) for c in wide.columns]
+        binned = "" if edges is None else " <small>(scores binned: some are fractional)</small>"
+        parts.append(f"<h3>Score counts{binned}</h3>" + fold_wide(wide))
     labels = ok.assign(verdict_label=ok["winner"].fillna(ok["verdict"]))
     labels = labels[labels["verdict_label"].notna()]
     if len(labels):
         wide = (labels.groupby(["judge", "criterion", "condition", "verdict_label"]).size().unstack(fill_value=0)
                 .reset_index())
-        parts.append("<h3>Winner / verdict counts</h3>" + frame_html(wide, max_rows=60))
+        parts.append("<h3>Winner / verdict counts</h3>" + fold_wide(wide))
     return "\n".join(parts) or "<p><i>no scored rows</i></p>"
 
 
@@ -361,8 +381,9 @@ def _judgment_row(key: tuple[Any, ...], rows: list[dict[str, Any]], item: Mappin
 
 
 def _judgments_html(source: ReportSource, prompts: Mapping[str, list[dict[str, str]]],
-                    max_judgments: int) -> tuple[str, int, int]:
-    """The searchable table: one row per judgment, in table order; (html, judgments listed, judgments in all)."""
+                    max_judgments: int, max_bytes: int | None = None) -> tuple[str, int, int]:
+    """The searchable table: one row per judgment, in table order, at most ``max_judgments`` rows and (when given)
+    ``max_bytes`` of HTML; (html, judgments listed, judgments in all)."""
     table = source.table
     items: dict[str, dict[str, Any]] = {}
     if source.items is not None:
@@ -373,10 +394,18 @@ def _judgments_html(source: ReportSource, prompts: Mapping[str, list[dict[str, s
         groups.setdefault(tuple(record[c] for c in _GROUP), []).append(record)
     parsed_columns = [c for c in ("criterion", "side", "status", "score", "winner", "verdict", "confidence",
                                   "unscored_reason", "detail") if c in table.columns]
-    rows_html = [_judgment_row(key, rows, items.get(str(key[1])), prompts, parsed_columns)
-                 for key, rows in list(groups.items())[:max_judgments]]
+    rows_html: list[str] = []
+    size = 0
+    for key, rows in list(groups.items())[:max_judgments]:
+        row = _judgment_row(key, rows, items.get(str(key[1])), prompts, parsed_columns)
+        size += len(row.encode("utf-8"))
+        if max_bytes is not None and size > max_bytes and rows_html:
+            break
+        rows_html.append(row)
     head = "".join(f"<th>{h}</th>" for h in ("item", "judge", "condition", "repeat", "status", "verdict", ""))
-    body = f"<table id='judgments'><thead><tr>{head}</tr></thead><tbody>{''.join(rows_html)}</tbody></table>"
+    # the list scrolls inside its box: the page stays a few screens tall however many judgments it lists
+    body = (f"<div style='max-height:80vh;overflow:auto'><table id='judgments'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(rows_html)}</tbody></table></div>")
     return body, len(rows_html), len(groups)
 
 
@@ -398,6 +427,7 @@ tr.judgment[data-status]:not([data-status='ok']) td:nth-child(5){color:#D55E00;f
 _SEARCH_JS = """
 (function(){
   var box=document.getElementById('search'), shown=document.getElementById('shown');
+  box.disabled=false; var off=document.getElementById('search-off'); if(off){off.style.display='none';}
   var rows=Array.prototype.slice.call(document.querySelectorAll('#judgments tbody tr.judgment'));
   var texts=rows.map(function(r){return r.textContent.toLowerCase();});
   function filter(){
@@ -413,7 +443,15 @@ _SEARCH_JS = """
 """
 
 
-def _document(source: ReportSource, max_judgments: int) -> str:
+# said where the search box is, for a page whose script does not run: JupyterLab shows an HTML file in a sandbox
+# without scripts until "Trust HTML" is pressed; everything else on the page is static and shows either way
+SEARCH_NOTICE = ("The search box needs JavaScript: in JupyterLab press \u201cTrust HTML\u201d in the viewer's "
+                 "toolbar, or open the file in a browser. Every table, figure and judgment below is static and "
+                 "shows without it.")
+MAX_BYTES = 5_000_000  # a report larger than this lists fewer judgments (and says so at the top)
+
+
+def _document(source: ReportSource, max_judgments: int, max_bytes: int | None = MAX_BYTES) -> str:
     from judgelab import __version__
 
     prompts = _rendered_prompts(source)
@@ -426,57 +464,81 @@ def _document(source: ReportSource, max_judgments: int) -> str:
                           notes=clean["notes"], probe_result=source.probe_result)
     prompts = clean["prompts"]
     table = source.table
-    sections = [f"<h1>{html.escape(source.title)}</h1>",
-                f"<p class='summary' id='summary'>{html.escape(summary_line(table, source.stats))}</p>"]
+    head = [f"<h1>{html.escape(source.title)}</h1>",
+            f"<p class='summary' id='summary'>{html.escape(summary_line(table, source.stats))}</p>"]
     about = {k: v for k, v in source.meta.items() if k in ("model", "rubric", "probe", "data", "source", "demo")}
     if about:
-        sections.append("<p>" + "; ".join(f"<b>{html.escape(str(k))}</b>: {html.escape(str(v))}"
-                                          for k, v in about.items()) + "</p>")
+        head.append("<p>" + "; ".join(f"<b>{html.escape(str(k))}</b>: {html.escape(str(v))}"
+                                      for k, v in about.items()) + "</p>")
     if any(str(j).startswith("local/") for j in table["judge"].dropna().unique()):
-        sections.append("<p class='notes'>The judge local/smollm2 is the embedded 135M plumbing model: its "
-                        "verdicts show how judgelab works, not how good an answer is.</p>")
-    judgment_html, shown, total = _judgments_html(source, prompts, max_judgments)
+        head.append("<p class='notes'>The judge local/smollm2 is the embedded 135M plumbing model: its "
+                    "verdicts show how judgelab works, not how good an answer is.</p>")
+    body = ["<h2 id='status'>Status</h2>" + _status_html(table)]
+    body.append(accuracy_html(table))
+    if source.summary is not None and len(source.summary):
+        body.append(f"<h2 id='probe'>Probe: {html.escape(str(source.probe))}</h2>"
+                    + frame_html(source.summary, text_width=90) + _probe_figure(source))
+    body.append("<h2 id='distributions'>Scores and verdicts</h2>" + "".join(_distribution_figures(table))
+                + _counts_html(table))
+    fixed = sum(len(part.encode("utf-8")) for part in head + body) + 20_000  # + notes, style, script
+    budget = None if max_bytes is None else max(max_bytes - fixed, 0)
+    judgment_html, shown, total = _judgments_html(source, prompts, max_judgments, budget)
     notes = list(source.notes)
     if shown < total:
-        notes.append(f"the judgments table below lists the first {shown:,} of {total:,} judgments "
-                     f"(max_judgments={max_judgments:,}); every count and figure uses all of them")
+        why = (f"the report is capped at {max_bytes / 1e6:.1f} MB (max_bytes={max_bytes:,})"
+               if shown < min(max_judgments, total) else f"max_judgments={max_judgments:,}")
+        notes.insert(0, f"the judgments list below shows the first {shown:,} of {total:,} judgments ({why}); "
+                        "every count, table and figure uses all of them")
     if notes:
-        sections.append("<ul class='notes'>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>")
-    sections.append("<h2 id='status'>Status</h2>" + _status_html(table))
-    if source.summary is not None and len(source.summary):
-        sections.append(f"<h2 id='probe'>Probe: {html.escape(str(source.probe))}</h2>"
-                        + frame_html(source.summary) + _probe_figure(source))
-    sections.append("<h2 id='distributions'>Scores and verdicts</h2>" + "".join(_distribution_figures(table))
-                    + _counts_html(table))
-    sections.append("<h2 id='items'>Judgments</h2><p><input id='search' type='search' "
-                    "placeholder='filter: words from item, judge, status, prompt or output' autocomplete='off'> "
-                    f"<span id='shown'>{shown} of {shown} judgments shown</span></p>" + judgment_html)
+        head.append("<ul class='notes'>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>")
+    body.append("<h2 id='items'>Judgments</h2><p><input id='search' type='search' disabled "
+                "placeholder='filter: words from item, judge, status, prompt or output' autocomplete='off'> "
+                f"<span id='shown'>{shown} of {shown} judgments shown</span></p>"
+                f"<p class='notes' id='search-off'>{html.escape(SEARCH_NOTICE)}</p>" + judgment_html)
+    return _page(source.title, head + body, __version__)
+
+
+def _page(title: str, sections: list[str], version: str, *, script: bool = True) -> str:
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-            f"<title>judgelab report: {html.escape(source.title)}</title><style>{_CSS}</style></head><body>"
-            + "\n".join(sections)
-            + f"<p><small>written by judgelab {html.escape(__version__)}; a static page with no network "
-            "access.</small></p>" + f"<script>{_SEARCH_JS}</script></body></html>\n")
+            f"<title>judgelab report: {html.escape(title)}</title><style>{_CSS}</style></head><body>"
+            + "\n".join(s for s in sections if s)
+            + f"<p><small>written by judgelab {html.escape(version)}; a static page with no network "
+            "access.</small></p>" + (f"<script>{_SEARCH_JS}</script>" if script else "") + "</body></html>\n")
 
 
 def report(result: Any, path: str | Path = REPORT_FILE, *, items: Any = None, rubric: Any = None,
-           title: str | None = None, max_judgments: int = MAX_JUDGMENTS) -> Path:
-    """Write the HTML report of ``result`` (a judgments table, RunResult, ProbeResult, DatasetResult, or the path
-    of a run folder or table file) to ``path``; returns the path.
+           title: str | None = None, max_judgments: int = MAX_JUDGMENTS, max_bytes: int | None = MAX_BYTES) -> Path:
+    """Write the HTML report of ``result`` (a judgments table, RunResult, ProbeResult, DatasetResult, the path
+    of a run folder or table file, or statistics: a result frame or a dict of them) to ``path``; returns the path.
+
+    A statistics report shows each result frame as a paper's table with its forest plot.
 
     ``items`` (anything :func:`judgelab.run` reads) and ``rubric`` let the report show each judgment's rendered
     prompt: a prompt is shown only when rendering the rubric on the item gives the recorded ``prompt_hash``.
     A run folder written by ``judgelab run`` names its data and rubric, so ``judgelab report runs/`` finds them.
-    ``max_judgments`` caps the searchable list (the counts and figures always use every row).
+    ``max_judgments`` caps the searchable list, and ``max_bytes`` (default 5 MB; None: no cap) the file's size
+    by listing fewer judgments; the top of the report says what was left out (the counts, tables and figures
+    always use every row).
     """
     if max_judgments < 1:
         raise ConfigError(f"max_judgments must be at least 1, not {max_judgments}")
-    source = gather(result, items=items, rubric=rubric, title=title)
+    if max_bytes is not None and max_bytes < 1:
+        raise ConfigError(f"max_bytes must be a positive number of bytes or None, not {max_bytes}")
+    frames = result_frames(result)
+    if frames is not None:
+        from judgelab import __version__
+
+        frames = redact(frames)  # result frames carry notes and methods: redacted like every other text
+        text = _page(title or "statistics", stats_document(frames, title or "statistics"), __version__,
+                     script=False)
+    else:
+        text = _document(gather(result, items=items, rubric=rubric, title=title), max_judgments, max_bytes)
     out = Path(path)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(f".{out.name}.tmp")
-        tmp.write_text(_document(source, max_judgments), encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
         tmp.replace(out)
     except OSError as exc:
         raise ConfigError(f"cannot write the report to {out}: {exc.strerror or exc}") from None

@@ -3,7 +3,8 @@
 
 Every function in :mod:`judgelab.viz.plots` draws inside ``use_style()``, so a notebook, the
 ``judgelab reproduce`` command and a user's own script produce the same figure. The style is a
-context manager (matplotlib's ``rc_context``): it never leaks into the caller's other plots.
+context manager: it never leaks into the caller's other plots, and never changes the session's backend or
+interactive mode (so the plots a notebook draws after judgelab's still show).
 
 Tables in notebooks, widgets and the HTML report go through :func:`frame_html`: numbers right-aligned
 and never wrapped mid-number, p-values in one cell (``<0.001``), an interval in one cell. Matplotlib is
@@ -27,8 +28,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["CI_COLOR", "DIVERGING_CMAP", "DPI", "FAMILY_COLORS", "FIG_WIDTH", "FONT_SIZE", "NUMBER_CELL", "PALETTE",
-           "ROLE_COLORS", "TEXT_CELL", "TITLE_SIZE", "caption", "family_colors", "finish", "finish_axes", "format_interval",
-           "format_number", "format_p_value", "frame_html", "panel_axes", "records_html", "use_style"]
+           "ROLE_COLORS", "SESSION_RC_KEYS", "TEXT_CELL", "TITLE_SIZE", "caption", "family_colors", "finish", "finish_axes", "format_interval",
+           "format_number", "format_p_value", "frame_html", "panel_axes", "records_html", "shorten", "use_style"]
 
 # Colour-blind-safe qualitative palette (Okabe & Ito); order = the order series are first seen.
 PALETTE: tuple[str, ...] = (
@@ -98,20 +99,35 @@ def family_colors(names: Sequence[str]) -> dict[str, str]:
     return out
 
 
+# rc keys the style never restores: which backend draws and whether pyplot shows figures as they are made
+# belong to the session. A first figure made inside the block can switch IPython's inline backend on (which
+# turns interactive mode on); matplotlib's rc_context would then switch interactive mode off again on exit,
+# and every later plot in the notebook would show an ``<Axes ...>`` line instead of its figure.
+SESSION_RC_KEYS: tuple[str, ...] = ("backend", "interactive")
+
+
 @contextmanager
 def use_style(**overrides: Any) -> Iterator[None]:
     """Apply judgelab's seaborn theme and rc settings for the duration of the block.
 
     ``overrides`` are extra matplotlib rc parameters (e.g. ``{"font.size": 12}`` spelled
-    ``**{"font.size": 12}``).
+    ``**{"font.size": 12}``). On exit every rc parameter is restored to its value before the block, except
+    the session's own (:data:`SESSION_RC_KEYS`: the backend and interactive mode), which the block may have
+    set for the first time and which stay as they are then.
     """
     import matplotlib
     import seaborn as sns
 
+    saved = dict(matplotlib.rcParams.copy())  # as rc_context reads it: the backend is not resolved here
+    for key in SESSION_RC_KEYS:
+        saved.pop(key, None)
     theme = sns.axes_style("whitegrid")
-    with matplotlib.rc_context({**theme, **_RC, **overrides}):
+    try:
+        matplotlib.rcParams.update({**theme, **_RC, **overrides})
         with sns.color_palette(list(PALETTE)):
             yield
+    finally:
+        matplotlib.rcParams.update(saved)
 
 
 def caption(fig: Any, text: str) -> None:
@@ -168,7 +184,7 @@ def finish_axes(ax: Axes, own: bool, text: str | None) -> Axes:
 TEXT_CELL = "padding:2px 8px;vertical-align:top;text-align:left"
 NUMBER_CELL = "padding:2px 8px;vertical-align:top;white-space:nowrap;text-align:right;font-variant-numeric:tabular-nums"
 _MISSING = "–"  # an en dash: missing or undefined (NaN), never shown as 0
-_P_COLUMNS = ("p_value",)
+_P_COLUMNS = ("p_value", "p_adjusted")  # and every column named p_value...
 
 
 def _missing(value: Any) -> bool:
@@ -177,9 +193,14 @@ def _missing(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def format_number(value: Any, digits: int = 3) -> str:
-    """A number as people read it: integers with thousands separators, others with ``digits`` decimals
-    (scientific below 10^-digits), missing/NaN as an en dash."""
+def format_number(value: Any, digits: int = 3, *, decimals: int | None = None) -> str:
+    """A number as a paper prints it: integers with thousands separators, others with ``digits`` significant
+    digits (trailing zeros kept: ``0.500``, ``12.3``; rounded to a whole number with separators from 1,000 up;
+    scientific below 10^-digits), missing/NaN as an en dash. ``decimals``: a fixed number of decimals instead
+    (a column of proportions printed alike). The value itself is never changed, only shown."""
+    if (decimals is not None and isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
+            and not _missing(value) and math.isfinite(float(value))):
+        return f"{float(value):.{decimals}f}"
     if _missing(value):
         return _MISSING
     if isinstance(value, bool):
@@ -192,11 +213,15 @@ def format_number(value: Any, digits: int = 3) -> str:
         return "∞" if number > 0 else "−∞"
     if number.is_integer() and abs(number) < 1e15 and not isinstance(value, float):
         return f"{int(number):,}"
-    if number != 0 and abs(number) < 10 ** -digits:
+    if number == 0:
+        return f"{0:.{max(digits - 1, 0)}f}"
+    if abs(number) < 10 ** -digits:
         return f"{number:.{max(digits - 1, 1)}e}"
-    if abs(number) >= 10_000:
+    rounded = float(f"{number:.{digits - 1}e}")  # to ``digits`` significant digits first: 999.6 reads 1,000
+    if abs(rounded) >= 1_000:
         return f"{number:,.0f}"
-    return f"{number:.{digits}f}"
+    decimals = max(digits - 1 - math.floor(math.log10(abs(rounded))), 0)
+    return f"{rounded:.{decimals}f}"
 
 
 def format_p_value(p: Any) -> str:
@@ -207,30 +232,57 @@ def format_p_value(p: Any) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def format_interval(low: Any, high: Any, digits: int = 3) -> str:
-    """``[low, high]`` in one token; an en dash when the interval is missing."""
+def format_interval(low: Any, high: Any, digits: int = 3, *, decimals: int | None = None) -> str:
+    """``[low, high]`` in one token (each end as :func:`format_number` shows it); an en dash when missing."""
     if _missing(low) and _missing(high):
         return _MISSING
-    return f"[{format_number(low, digits)}, {format_number(high, digits)}]"
+    return f"[{format_number(low, digits, decimals=decimals)}, {format_number(high, digits, decimals=decimals)}]"
+
+
+def _is_p_column(column: str, p_columns: set[str]) -> bool:
+    return column in p_columns or column.startswith("p_value")
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` cut at the last word boundary before ``width`` characters, with an ellipsis (never mid-word)."""
+    if len(text) <= width:
+        return text
+    head = text[: width + 1]
+    space = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+    base = text[:space] if space > 0 else text[:width]  # no space: the first word alone is too long
+    return (base.rstrip(" \n\t,;:.-–") or base) + "…"
+
+
+def _text_cell(value: Any, text_width: int | None) -> str:
+    text = str(value)
+    if text_width is None or len(text) <= text_width:
+        return f"<td style='{TEXT_CELL}'>{html.escape(text)}</td>"
+    # a long method or note: its start, wrapped once in a column of readable width, all of it in a tooltip
+    return (f"<td style='{TEXT_CELL};min-width:14em;max-width:30em' title='{html.escape(text, quote=True)}'>"
+            f"{html.escape(shorten(text, text_width))}</td>")
 
 
 def frame_html(frame: pd.DataFrame, *, max_rows: int | None = None, join_ci: bool = True,
-               p_columns: Iterable[str] = _P_COLUMNS, table_id: str | None = None) -> str:
+               p_columns: Iterable[str] = _P_COLUMNS, table_id: str | None = None,
+               text_width: int | None = None) -> str:
     """A DataFrame as an HTML table for reading: every text cell HTML-escaped, numbers right-aligned and
     never wrapped, p-values via :func:`format_p_value`, and (``join_ci``) ``ci_low``/``ci_high`` shown as one
-    ``CI`` cell. ``max_rows`` shows the first rows and says how many were left out."""
+    ``CI`` cell. ``max_rows`` shows the first rows and says how many were left out. ``text_width``: a text
+    cell longer than this many characters shows its start (cut at a word) with the whole text as a tooltip.
+    Only the view is formatted: the frame is not changed."""
     if frame is None or len(frame.columns) == 0:
         return "<p><i>no rows</i></p>"
     shown = frame if max_rows is None else frame.head(max_rows)
     out = records_html(shown.to_dict(orient="records"), [str(c) for c in shown.columns], join_ci=join_ci,
-                       p_columns=p_columns, table_id=table_id)
+                       p_columns=p_columns, table_id=table_id, text_width=text_width)
     if len(shown) < len(frame):
         out += f"<p><i>first {len(shown):,} of {len(frame):,} rows</i></p>"
     return out
 
 
 def records_html(records: Sequence[dict[str, Any]], columns: Sequence[str], *, join_ci: bool = True,
-                 p_columns: Iterable[str] = _P_COLUMNS, table_id: str | None = None) -> str:
+                 p_columns: Iterable[str] = _P_COLUMNS, table_id: str | None = None,
+                 text_width: int | None = None) -> str:
     """:func:`frame_html` for rows already as dicts (cheap inside a loop over many small tables)."""
     columns = list(columns)
     p_columns = set(p_columns)
@@ -246,12 +298,12 @@ def records_html(records: Sequence[dict[str, Any]], columns: Sequence[str], *, j
             value = record.get(c)
             if ci and c == "ci_low":
                 cells.append(f"<td style='{NUMBER_CELL}'>{html.escape(format_interval(value, record['ci_high']))}</td>")
-            elif c in p_columns:
+            elif _is_p_column(c, p_columns):
                 cells.append(f"<td style='{NUMBER_CELL}'>{html.escape(format_p_value(value))}</td>")
             elif _missing(value) or (isinstance(value, numbers.Number) and not isinstance(value, bool)):
                 cells.append(f"<td style='{NUMBER_CELL}'>{html.escape(format_number(value))}</td>")
             else:
-                cells.append(f"<td style='{TEXT_CELL}'>{html.escape(str(value))}</td>")
+                cells.append(_text_cell(value, text_width))
         body.append("<tr>" + "".join(cells) + "</tr>")
     ident = f" id='{html.escape(table_id)}'" if table_id else ""
     return (f"<table{ident} class='judgelab-table' style='border-collapse:collapse'><thead><tr>{head}</tr></thead>"

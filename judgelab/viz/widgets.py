@@ -27,8 +27,8 @@ from judgelab.judgments import detail as row_detail
 from judgelab.judgments import is_scored, scored
 from judgelab.viz.style import frame_html
 
-__all__ = ["FILTERS", "GOLD_FIELDS", "DisagreementBrowser", "RubricExplorer", "find_disagreements", "gold_fields",
-           "natural_key"]
+__all__ = ["FILTERS", "GOLD_FIELDS", "SWAPPED_NOTE", "DisagreementBrowser", "RubricExplorer", "budget_for",
+           "find_disagreements", "gold_fields", "natural_key"]
 
 _PAIR_FIELDS: tuple[tuple[str, str], ...] = (("output_1", "output_2"), ("response_a", "response_b"),
                                              ("candidate_a", "candidate_b"))
@@ -77,12 +77,13 @@ class RubricExplorer:
     """Pick a rubric and one of its items, read the prompt, run the judge, read what came back.
 
     ``items``: {rubric name: list of item dicts}; rubrics without an entry use their built-in example
-    items. ``run_options`` go to :func:`judgelab.run` (e.g. ``cache=False``). With the default
-    ``local/smollm2`` the judge is the embedded 135M plumbing model: its verdicts are NOT meaningful.
+    items. ``max_tokens``: default, each rubric's own budget (:func:`budget_for`: its whole JSON answer fits).
+    ``run_options`` go to :func:`judgelab.run` (e.g. ``cache=False``). With the default ``local/smollm2`` the
+    judge is the embedded 135M plumbing model: its verdicts are NOT meaningful.
     """
 
     def __init__(self, rubrics: Sequence[str] | None = None, items: Mapping[str, list[dict[str, Any]]] | None = None,
-                 *, rubric: str | None = None, model: str = "local/smollm2", max_tokens: int = 128,
+                 *, rubric: str | None = None, model: str = "local/smollm2", max_tokens: int | None = None,
                  **run_options: Any) -> None:
         from judgelab.rubrics import list_rubrics
 
@@ -95,7 +96,8 @@ class RubricExplorer:
         self.rubric = w.Dropdown(options=names, value=rubric or self._shortest(names), description="rubric")
         self.item = w.Dropdown(options=[], description="item")
         self.model = w.Text(value=model, description="model")
-        self.max_tokens = w.BoundedIntText(value=max_tokens, min=8, max=4096, description="max tokens")
+        self._fixed_max_tokens = max_tokens  # None: each rubric's own budget (budget_for), set as it is chosen
+        self.max_tokens = w.BoundedIntText(value=max_tokens or 128, min=8, max=4096, description="max tokens")
         self.swap = w.Checkbox(value=False, description="both orders (pairwise)")
         self.run_button = w.Button(description="Run judge", button_style="primary")
         self.status = w.HTML()
@@ -145,16 +147,22 @@ class RubricExplorer:
         return items[self.item.value]
 
     def _refresh_items(self) -> None:
+        if self._fixed_max_tokens is None:
+            self.max_tokens.value = budget_for(self.rubric.value)
         items = self.items_for(self.rubric.value)
         self.item.options = [(str(it.get("item_id", f"item {k}")), k) for k, it in enumerate(items)]
         self.item.value = 0 if items else None
-        self.table = None
-        self.parsed.value = self.raw.value = self.verdict.value = ""
         self._render_prompt()
+
+    def _clear_run(self) -> None:
+        """Forget the last run's rows, status line and views: they described another rubric or item."""
+        self.table = None
+        self.status.value = self.parsed.value = self.raw.value = self.verdict.value = ""
 
     def _render_prompt(self) -> None:
         from judgelab.rubrics import load_rubric
 
+        self._clear_run()
         if self.item.value is None:
             self.prompt.value = "<i>no items for this rubric</i>"
             return
@@ -196,7 +204,22 @@ class RubricExplorer:
         display(self.widget)
 
 
+def budget_for(rubric: str) -> int:
+    """The explorer's default max_tokens for ``rubric``: room for its whole JSON answer with short texts (the
+    embedded judge's grammar fits the texts to it), at most the rubric's own budget; 200 without a schema."""
+    from judgelab.backends.schema_budget import tokens_for
+    from judgelab.rubrics import load_rubric
+
+    loaded = load_rubric(rubric)
+    cap = int(loaded.spec.max_tokens or 1024)
+    return tokens_for(loaded.response_schema(), cap=cap) or min(cap, 200)
+
+
 FILTERS: tuple[str, ...] = ("position flips", "judge vs gold", "unscored")
+# a swapped judgment's raw output names the outputs as the judge saw them; the table's winner is in original labels
+SWAPPED_NOTE = ("Swapped order: the judge was shown the outputs the other way round, so its “Output (a)” / “A” "
+                "here is the original B (and “(b)” / “B” the original A); the winner column above is in the "
+                "original labels.")
 
 
 def find_disagreements(table: pd.DataFrame, kind: str, judge: str, *, gold: str = "human",
@@ -259,7 +282,10 @@ class DisagreementBrowser:
         if not judges:
             raise ValueError("the table has no judge rows besides human/gold references")
         default_gold = gold or ("gold" if (table["judge"] == "gold").any() else "human")
-        self.kind = w.Dropdown(options=list(FILTERS), value="judge vs gold", description="show")
+        # "position flips" needs both orders: data judged in one order is not offered a filter that finds nothing
+        conditions = set(table["condition"].dropna().astype(str))
+        self.filters = [f for f in FILTERS if f != "position flips" or {"original", "swapped"} <= conditions]
+        self.kind = w.Dropdown(options=self.filters, value="judge vs gold", description="show")
         self.judge = w.Dropdown(options=judges, description="judge")
         self.gold = w.Text(value=default_gold, description="gold")
         self.threshold = w.FloatSlider(value=threshold, min=0.0, max=4.0, step=0.5, description="|Δ| ≥")
@@ -290,11 +316,13 @@ class DisagreementBrowser:
             self.found = pd.DataFrame()
             self.count.value = f"<b>{html.escape(str(exc))}</b>"
             self.matches.options, self.view.value = [], ""
+            self.matches.layout.display = "none"
             return
         ids = sorted(set(self.found["item_id"].astype(str)), key=natural_key) if len(self.found) else []
         self.count.value = f"<b>{len(ids)}</b> item(s), {len(self.found)} row(s) match “{html.escape(self.kind.value)}”"
         self.matches.options = ids
         self.matches.value = ids[0] if ids else None
+        self.matches.layout.display = "" if ids else "none"  # no empty list squeezed to a sliver
         if not ids:
             self.view.value = "<i>nothing matches this filter</i>"
 
@@ -312,7 +340,9 @@ class DisagreementBrowser:
             label = f"{r['condition']} · {r['criterion']}" + (f" · {r['side']}" if pd.notna(r["side"]) else "")
             extra = row_detail(r).get("published_winner")
             parts.append(f"<b>raw output ({html.escape(label)})</b>"
-                         + (f" published winner: {html.escape(str(extra))}" if extra else "") + _pre(r["raw_output"]))
+                         + (f" published winner: {html.escape(str(extra))}" if extra else "")
+                         + (f"<br><i>{SWAPPED_NOTE}</i>" if str(r["condition"]) == "swapped" else "")
+                         + _pre(r["raw_output"]))
         self.view.value = "\n".join(parts)
 
     def _texts(self, item_id: str) -> str:

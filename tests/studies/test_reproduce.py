@@ -59,7 +59,7 @@ def test_sidecars_name_the_data_commit_the_command_and_existing_tables(outputs: 
 def test_tables_hold_tidy_estimates_with_intervals(outputs: tuple[Path, list[Path]]) -> None:
     out, _ = outputs
     meta = pd.read_csv(out / "summeval_meta.csv")
-    assert set(meta["judge"]) == {"gpt-3.5-turbo", "Llama-2 7B", "Llama-2 13B", "Llama-2 70B"}
+    assert set(meta["judge"]) == {"gpt-3.5-turbo-0301", "llama-2-7b-chat-hf", "llama-2-13b-chat-hf", "llama-2-70b-chat-hf"}
     assert (meta["ci_low"] <= meta["estimate"]).all() and (meta["estimate"] <= meta["ci_high"]).all()
     assert set(meta["criterion"]) == {"all", "coherence", "consistency", "fluency", "relevance"}
     accuracy = pd.read_csv(out / "llmbar_accuracy.csv")

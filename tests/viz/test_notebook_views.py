@@ -16,7 +16,8 @@ from judgelab.viz.style import NUMBER_CELL, format_interval, format_number, form
 
 def test_numbers_read_as_numbers() -> None:
     assert [format_number(v) for v in (3, np.int64(12345), 0.5, 2.0, 1e-7, math.nan, None, pd.NA, 123456.7)] == [
-        "3", "12,345", "0.500", "2.000", "1.00e-07", "–", "–", "–", "123,457"]
+        "3", "12,345", "0.500", "2.00", "1.00e-07", "–", "–", "–", "123,457"]  # 3 significant digits
+    assert [format_number(v) for v in (0.05123, 12.345, 999.6, 9.996, 0.0)] == ["0.0512", "12.3", "1,000", "10.0", "0.00"]
     assert [format_p_value(p) for p in (1.2e-7, 0.000999, 0.001, 0.0312, 1.0, math.nan)] == [
         "<0.001", "<0.001", "0.001", "0.031", "1.000", "–"]
     assert format_interval(0.1, 0.9) == "[0.100, 0.900]" and format_interval(math.nan, math.nan) == "–"
@@ -43,7 +44,7 @@ def test_probe_result_notebook_view_on_released_llmbar_verdicts(data_dir: Path) 
     assert view.startswith("<div><b>position probe</b>: 100 items; 300 judgment rows (300 ok, 0 unscored)")
     first = result.metric("first_position_rate")
     assert f"<td style='{NUMBER_CELL}'>{format_p_value(first['p_value']).replace('<', '&lt;')}</td>" in view
-    assert f"[{first['ci_low']:.3f}, {first['ci_high']:.3f}]" in view
+    assert format_interval(first["ci_low"], first["ci_high"]) in view
     assert view.count("<tr>") == len(result.summary) + 1 + 10 + 1  # summary rows + its header, 10 head rows + header
     dataset_view = data._repr_html_()
     assert "princeton-nlp/LLMBar@" in dataset_view and "first 10 of 300 rows" in dataset_view

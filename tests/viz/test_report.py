@@ -15,7 +15,8 @@ import judgelab
 from judgelab.backends.redaction import register_secret
 from judgelab.judgments import make_table
 from judgelab.rubrics import example_items, load_rubric
-from judgelab.viz.report import read_run, report, summary_line
+from judgelab.viz.report import SEARCH_NOTICE, read_run, report, summary_line
+from judgelab.viz.style import format_interval
 from tests.support.browser import CHROMIUM, LAUNCH_ARGS, browser, not_blank
 
 HOSTILE = "<script>document.title='pwned'</script> & <b>bold</b>"
@@ -124,7 +125,7 @@ def test_report_of_a_probe_on_released_llmbar_verdicts(data_dir: Path, tmp_path:
     text = report(result, tmp_path / "p.html", items=data.items).read_text()
     page = Page(text)
     flips = result.metric("flip_rate")
-    assert f"[{flips['ci_low']:.3f}, {flips['ci_high']:.3f}]" in text  # the interval in one cell
+    assert format_interval(flips["ci_low"], flips["ci_high"]) in text  # the interval in one cell
     assert "<h2 id='probe'>Probe: position</h2>" in text and text.count("data:image/png;base64,") >= 2
     judgments_listed = data.table.groupby(["item_id", "judge", "condition"]).ngroups
     assert len(page.rows) == judgments_listed == 300
@@ -173,6 +174,7 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
             page.on("request", lambda r: requests.append(r.url))
             page.goto(path.as_uri())
             assert page.title() == "judgelab report: judgments table"  # the hostile raw output did not run
+            assert page.is_enabled("#search") and not page.is_visible("#search-off")  # the script ran
             rows = page.locator("#judgments tbody tr.judgment")
             assert rows.count() == 4 and rows.nth(0).is_visible()
             assert page.inner_text("#shown") == "4 of 4 judgments shown"
@@ -191,3 +193,15 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
         finally:
             context.close()
     assert not_blank(shot, min_width=1000)  # text, tables, figures
+    # as JupyterLab shows an untrusted HTML file: no script runs; the page says what the search box needs
+    with sync_api.sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(str(tmp_path / "noscript"), executable_path=str(CHROMIUM),
+                                                        headless=True, args=LAUNCH_ARGS, java_script_enabled=False)
+        try:
+            page = context.new_page()
+            page.goto(path.as_uri())
+            assert page.is_visible("#search-off") and not page.is_enabled("#search")
+            assert "Trust HTML" in page.inner_text("#search-off") and page.locator("#judgments tr.judgment").count() == 4
+        finally:
+            context.close()
+    assert SEARCH_NOTICE.startswith("The search box needs JavaScript")

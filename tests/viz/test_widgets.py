@@ -14,6 +14,7 @@ from judgelab.viz.widgets import (
     DisagreementBrowser,
     RubricExplorer,
     _as_text,
+    budget_for,
     find_disagreements,
     gold_fields,
     natural_key,
@@ -78,6 +79,7 @@ def test_disagreement_browser_follows_its_controls() -> None:
     view = browser.view.value
     assert "first answer" in view and "second answer" in view  # candidates side by side
     assert "Output (a) &lt;shown second&gt;" in view  # raw outputs, escaped
+    assert view.count("Swapped order: the judge was shown the outputs the other way round") == 1  # the swapped one
     browser.kind.value = "unscored"
     assert browser.matches.value == "i3" and "no verdict found" in browser.view.value
     assert "I cannot decide &lt;b&gt;" in browser.view.value
@@ -121,14 +123,54 @@ def test_rubric_explorer_with_own_items_and_without_any() -> None:
 
 @pytest.mark.local_model
 def test_rubric_explorer_runs_the_embedded_judge(tmp_path: Path) -> None:
-    explorer = RubricExplorer(rubrics=["direct_score"], cache=str(tmp_path / "cache.sqlite"))
-    explorer.max_tokens.value = 48
+    """The default item on its default budget is answered in the rubric's format (scored rows), and choosing
+    another rubric clears the run's status line and views."""
+    explorer = RubricExplorer(rubrics=["direct_score", "reference_gold"], rubric="reference_gold",
+                              cache=str(tmp_path / "cache.sqlite"))
+    assert explorer.max_tokens.value == budget_for("reference_gold")
     explorer.run_button.click()
     table = explorer.table
-    assert table is not None and len(table) >= 1 and set(table["item_id"]) == {"ds-1"}
+    assert table is not None and len(table) >= 1 and set(table["item_id"]) == {explorer.current_item()["item_id"]}
+    assert (table["status"] == "ok").all(), table[["status", "unscored_reason"]]
     assert "NOT a meaningful verdict" in explorer.status.value
     assert "status" in explorer.parsed.value and "verdict" in explorer.verdict.value
     assert explorer.raw.value.count("<pre") >= 1
+    explorer.rubric.value = "direct_score"
+    assert explorer.table is None and explorer.status.value == explorer.parsed.value == explorer.raw.value == ""
+    assert explorer.max_tokens.value == budget_for("direct_score")
+
+
+def test_rubric_explorer_forgets_the_last_run_when_the_rubric_or_item_changes() -> None:
+    explorer = RubricExplorer(rubrics=["direct_score", "pairwise"], max_tokens=77)
+    for change in (lambda: setattr(explorer.rubric, "value", "pairwise"), lambda: setattr(explorer.item, "value", 1)):
+        explorer.status.value, explorer.verdict.value = "3 row(s), 3 scored", "<b>verdict</b>"
+        change()
+        assert explorer.status.value == "" and explorer.verdict.value == "" and explorer.table is None
+    assert explorer.max_tokens.value == 77  # a budget the caller chose stays
+
+
+def test_budget_for_leaves_room_for_the_whole_answer() -> None:
+    from judgelab.backends.schema_budget import MIN_STRING_CHARS, string_chars
+    from judgelab.rubrics import list_rubrics, load_rubric
+
+    for name in list_rubrics():
+        rubric = load_rubric(name)
+        budget = budget_for(name)
+        assert budget <= (rubric.spec.max_tokens or 1024)
+        if rubric.response_schema() is not None:
+            assert string_chars(rubric.response_schema(), budget) > MIN_STRING_CHARS, name
+
+
+def test_disagreement_browser_offers_position_flips_only_with_both_orders() -> None:
+    both = _pairwise_table()
+    assert "position flips" in DisagreementBrowser(both, ITEMS).kind.options
+    one = both[both["condition"] == "original"]
+    browser = DisagreementBrowser(one, ITEMS)
+    assert "position flips" not in browser.kind.options and browser.kind.value == "judge vs gold"
+    browser.kind.value = "unscored"
+    assert browser.matches.layout.display == ""
+    browser.gold.value, browser.kind.value = "nobody", "judge vs gold"
+    assert browser.matches.options == () and browser.matches.layout.display == "none"
 
 
 # ---------------------------------------------------------------- gold fields, natural order, the |Δ| control

@@ -2,7 +2,8 @@
 Chromium, every cell run, the rendered outputs checked in the page and screenshotted.
 
 Released data: OpenQA (reference-gold items with several accepted answers, yes/no verdicts), SummEval (1-5 scores,
-references kept as a JSON list, 50-character item ids), LLMBar (pairwise winners); and the rubric explorer."""
+references kept as a JSON list, 50-character item ids), LLMBar (pairwise winners); the rubric explorer; and figures
+drawn after them (judgelab's and a plain ``plt.plot``), each shown once as an image."""
 
 from __future__ import annotations
 
@@ -27,6 +28,15 @@ CELLS = [
     "bar = llmbar('LLMBar/Natural', 'GPT-4', 'Vanilla_NoRules', data_dir=DATA)\n"
     "DisagreementBrowser(bar.table, bar.items).widget",
     "RubricExplorer().widget",
+]
+# figures as a reader makes them after the widgets: a judgelab Axes plot, a returned Figure, a plain plt.plot
+FIGURE_CELLS = [
+    "import matplotlib.pyplot as plt\nimport pandas as pd\nfrom judgelab.viz import plots\n"
+    "rows = pd.DataFrame({'judge': ['a', 'b'], 'criterion': ['c', 'c'], 'metric': ['mean_difference'] * 2,\n"
+    "                     'estimate': [0.1, -0.2], 'ci_low': [0.0, -0.4], 'ci_high': [0.2, 0.0]})\n"
+    "plots.plot_positive_bias_forest(rows);",
+    "plots.plot_estimates(rows, reference=0)",
+    "plt.plot([0, 1], [1, 0]);",
 ]
 
 
@@ -55,13 +65,18 @@ def _wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path, timeout_
 def test_widgets_render_in_jupyterlab_in_headless_chromium(data_dir: Path, tmp_path: Path) -> None:
     sync_api = browser("the widget-state tests in test_widgets.py still ran")
     pytest.importorskip("jupyterlab", reason="jupyterlab (the notebooks extra) is not installed")
-    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS + FIGURE_CELLS])
     book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(book, tmp_path / "widgets.ipynb")
     port, log = _free_port(), tmp_path / "lab.log"
     home = {name: str(tmp_path / name.lower()) for name in ("JUPYTER_RUNTIME_DIR", "JUPYTERLAB_SETTINGS_DIR",
                                                              "JUPYTERLAB_WORKSPACES_DIR", "IPYTHONDIR")}
     env = {**os.environ, **home, "JUDGELAB_DATA_DIR": str(data_dir)}
+    env.pop("MPLBACKEND", None)  # the kernel's own choice, matplotlib-inline, as a reader's JupyterLab has it
+    # every cell stays in the page (JupyterLab 4 otherwise leaves cells scrolled far away out of the DOM)
+    tracker = Path(home["JUPYTERLAB_SETTINGS_DIR"]) / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     lab = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--allow-root",
          "--IdentityProvider.token=", "--ServerApp.password=", "--expose-app-in-browser", "--LabApp.news_url=None",
@@ -83,9 +98,10 @@ def test_widgets_render_in_jupyterlab_in_headless_chromium(data_dir: Path, tmp_p
                                " && w.sessionContext.session.kernel; return !!k && k.status === 'idle'; })()")
                 page.wait_for_function(kernel_idle, timeout=180_000)
                 page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-                page.wait_for_function(
-                    f"[...document.querySelectorAll('.jp-Notebook .jp-Cell .jp-InputPrompt')]"
-                    f".filter(p => /\\[\\d+\\]/.test(p.textContent)).length === {len(CELLS)}", timeout=300_000)
+                page.wait_for_function(  # every code cell has run: read from the notebook's model
+                    "(() => { const m = window.jupyterapp.shell.currentWidget.content.model.cells; let n = 0;"
+                    " for (let i = 0; i < m.length; i++) { if (m.get(i).executionCount) n++; }"
+                    f" return n === {len(CELLS + FIGURE_CELLS)}; }})()", timeout=300_000)
                 page.wait_for_function(kernel_idle, timeout=120_000)
                 outputs = [page.locator(".jp-Notebook .jp-Cell").nth(i).locator(".jp-OutputArea")
                            for i in range(len(CELLS))]
@@ -116,6 +132,12 @@ def test_widgets_render_in_jupyterlab_in_headless_chromium(data_dir: Path, tmp_p
                 boxes = [b.evaluate("e => [e.scrollHeight, e.clientHeight, getComputedStyle(e).overflowY]")
                          for b in outputs[4].locator("pre").all()]
                 assert any(full > shown and overflow == "auto" for full, shown, overflow in boxes), boxes
+                # every figure shows, once, as an image (no "<Axes ...>" line), the reader's own plot included
+                for k in range(len(CELLS), len(CELLS) + len(FIGURE_CELLS)):
+                    area = page.locator(".jp-Notebook .jp-Cell").nth(k).locator(".jp-OutputArea")
+                    area.scroll_into_view_if_needed()
+                    assert area.locator("img").count() == 1, (k, area.inner_text()[:300])
+                    assert "<Axes" not in area.inner_text() and not_blank(area.locator("img").screenshot())
                 assert all(u.startswith(f"http://127.0.0.1:{port}/") or u.startswith(("data:", "blob:"))
                            for u in requests), sorted({u.split("?")[0] for u in requests})[:20]
             finally:
