@@ -222,7 +222,32 @@ def parse_spec_text(text: str, where: str = "<rubric>") -> RubricSpec:
         raise RubricSpecError(f"{where}: invalid YAML{line}: {problem}") from None
     if not isinstance(data, dict):
         raise RubricSpecError(f"{where}: a rubric file must be a YAML mapping (name, version, criteria, ...)")
+    _check_size(root, where)
     return validate_spec_data(data, where=where, root=root)
+
+
+MAX_SPEC_VALUES = 100_000  # values a rubric file may hold once its YAML aliases are expanded
+
+
+def _check_size(root: yaml.Node, where: str) -> None:
+    """Refuse a file whose aliases expand to more than :data:`MAX_SPEC_VALUES` values or refer to themselves: the
+    spec is copied, dumped and hashed value by value, so an alias "bomb" of a few lines would never finish."""
+    count = 0
+    stack: list[tuple[yaml.Node, frozenset[int]]] = [(root, frozenset())]
+    while stack:
+        node, parents = stack.pop()
+        count += 1
+        if count > MAX_SPEC_VALUES:
+            raise RubricSpecError(f"{where}: the rubric holds more than {MAX_SPEC_VALUES:,} values once its YAML "
+                                  "aliases are expanded; write the values out or shorten the file")
+        if id(node) in parents:
+            raise RubricSpecError(f"{where}: a YAML alias refers to the value that contains it (line "
+                                  f"{node.start_mark.line + 1}); a rubric's values must not contain themselves")
+        inner = parents | {id(node)}
+        if isinstance(node, yaml.MappingNode):
+            stack.extend((part, inner) for pair in node.value for part in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((child, inner) for child in node.value)
 
 
 def validate_spec_data(data: dict[str, Any], where: str = "<rubric>", root: yaml.Node | None = None) -> RubricSpec:

@@ -125,7 +125,7 @@ def _attach_items(source: ReportSource, items: Any) -> None:
 
 
 def _attach_rubric(source: ReportSource, rubric: Any) -> None:
-    from judgelab.rubrics import list_rubrics, load_rubric
+    from judgelab.rubrics import RubricTemplateError, list_rubrics, load_rubric
 
     if rubric is None:
         rubric = source.meta.get("rubric_file") or source.meta.get("rubric")
@@ -140,12 +140,16 @@ def _attach_rubric(source: ReportSource, rubric: Any) -> None:
     try:
         source.rubric = load_rubric(rubric, **source.meta.get("rubric_params", {})) \
             if isinstance(rubric, str | Path) else rubric
+    except RubricTemplateError:  # a rubric whose templates cannot be rendered (a hostile one) stops the report
+        raise
     except JudgelabError as exc:
         source.notes.append(f"prompts are not shown: {exc}")
 
 
 def _rendered_prompts(source: ReportSource) -> dict[str, list[dict[str, str]]]:
     """prompt_hash -> messages, for every recorded prompt the rubric and items reproduce exactly."""
+    from judgelab.rubrics import TemplateRefusedError
+
     table, rubric = source.table, source.rubric
     if rubric is None or source.items is None or "prompt_hash" not in table:
         return {}
@@ -159,6 +163,8 @@ def _rendered_prompts(source: ReportSource) -> dict[str, list[dict[str, str]]]:
         for swapped in orders:
             try:
                 requests = rubric.requests(item, swapped=swapped)
+            except TemplateRefusedError:  # a template that tried what templates may not do stops the report
+                raise
             except (JudgelabError, KeyError, ValueError):  # an item the rubric cannot render: no prompt shown
                 continue
             for request in requests:
