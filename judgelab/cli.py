@@ -16,7 +16,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from judgelab.backends.redaction import redact, register_secret
+from judgelab.backends.redaction import redact, register_credentials
 from judgelab.errors import JudgelabError
 
 __all__ = ["UserError", "app", "friendly", "main"]
@@ -101,7 +101,7 @@ def _api_key(api_key_env: str | None) -> str | None:
     value = os.environ.get(api_key_env)
     if not value:
         raise UserError(f"environment variable {api_key_env} (given by --api-key-env) is not set")
-    register_secret(value)
+    register_credentials(api_key=value)  # a key too short to be masked is refused in one sentence
     return value
 
 
