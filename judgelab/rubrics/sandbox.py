@@ -55,7 +55,7 @@ __all__ = [
     "plain", "render", "resolve_template_file", "static_check", "template_error",
 ]
 
-MAX_STEPS = 200_000  # loop iterations plus calls (macros, methods) in one render
+MAX_STEPS = 50_000  # loop iterations plus calls (macros, methods) in one render (a built-in prompt takes < 200)
 MAX_TEXT = 8_000_000  # characters of any text a template builds, the rendered prompt included (> any context window)
 MAX_WORK = 32_000_000  # characters produced by all the text operations of one render
 MAX_INT_BITS = 256  # widest integer a template may compute (prompts hold small numbers)
@@ -131,7 +131,13 @@ def _check_int(value: Any) -> Any:
 
 # ------------------------------------------------------------------------------ filters and tests
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else str(value)
+    """A value as text; a function or method is not text (printing one would show a memory address)."""
+    if isinstance(value, str):
+        return value
+    if callable(value) and not isinstance(value, jinja2.Undefined | LoopContext):
+        name = getattr(value, "__name__", None) or getattr(value, "name", None) or type(value).__name__
+        raise jinja2.TemplateRuntimeError(f"it prints the function {name!r} (call it, or leave it out)")
+    return str(value)
 
 
 def _join(value: Iterable[Any], d: str = "") -> str:
@@ -183,11 +189,33 @@ def _bounded_filter(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 # ------------------------------------------------------------------------------ plain data in
+class _PlainDict(dict):  # type: ignore[type-arg]
+    """A dict :func:`plain` built: everything inside is plain already (walked once, not at every render)."""
+
+    __slots__ = ()
+
+
+class _PlainList(list):  # type: ignore[type-arg]
+    __slots__ = ()
+
+
+class _PlainTuple(tuple):  # type: ignore[type-arg]
+    __slots__ = ()
+
+
+_MADE_PLAIN = (_PlainDict, _PlainList, _PlainTuple)
+for _cls, _shown in zip(_MADE_PLAIN, ("dict", "list", "tuple"), strict=True):
+    # Jinja names a value's type in its messages ("'dict object' has no attribute 'x'"): name them as the user sees them
+    _cls.__module__, _cls.__name__, _cls.__qualname__ = "builtins", _shown, _shown
+_SCALARS = (str, bool, int, float)
+
+
 def plain(value: Any) -> Any:
     """``value`` as plain data a template may see: text, numbers, booleans, None, lists, tuples and dicts with
-    text or integer keys; a pydantic model becomes its fields, a numpy value its Python value, anything else
-    its text. Data nested deeper than :data:`MAX_DEPTH` or holding more than :data:`MAX_STEPS` values (a
-    recursive or alias-expanded structure) is refused."""
+    text or integer keys (subclasses become the base type); a pydantic model becomes its fields, a numpy value
+    its Python value, anything else its text. Data nested deeper than :data:`MAX_DEPTH` or holding more than
+    :data:`MAX_STEPS` values (a recursive or alias-expanded structure) is refused. The containers it returns
+    are marked, so handing them to :func:`plain` again costs nothing (a rubric's fixed context is walked once)."""
     count = 0
 
     def walk(value: Any, depth: int) -> Any:
@@ -195,14 +223,18 @@ def plain(value: Any) -> Any:
         count += 1
         if depth > MAX_DEPTH or count > MAX_STEPS:
             raise _Refused(f"its data nests deeper than {MAX_DEPTH} levels or holds more than {MAX_STEPS:,} values")
-        if value is None or isinstance(value, str | bool | int | float):
+        kind = type(value)
+        if value is None or kind in _SCALARS or kind in _MADE_PLAIN:
             return value
+        for scalar in _SCALARS[::-1]:  # a subclass (numpy.str_, an enum) as its base type; bool before int
+            if isinstance(value, scalar):
+                return scalar(value)
         if isinstance(value, Mapping):
-            return {k if isinstance(k, str | int) else str(k): walk(v, depth + 1) for k, v in value.items()}
+            return _PlainDict({k if type(k) in (str, int) else str(k): walk(v, depth + 1) for k, v in value.items()})
         if isinstance(value, tuple):
-            return tuple(walk(v, depth + 1) for v in value)
+            return _PlainTuple(walk(v, depth + 1) for v in value)
         if isinstance(value, list | set | frozenset):
-            return [walk(v, depth + 1) for v in value]
+            return _PlainList(walk(v, depth + 1) for v in value)
         if hasattr(value, "model_dump"):  # a pydantic model (the rubric's spec)
             return walk(value.model_dump(), depth + 1)
         if callable(getattr(value, "tolist", None)):  # numpy scalars and arrays
@@ -271,7 +303,9 @@ def static_check(env: TemplateSandbox, tree: nodes.Template, name: str | None, f
     """Refuse, before rendering, what no template may do: read a name starting with ``_`` as an attribute or a
     constant key, use a name of :data:`GADGET_NAMES` it does not define, include/import/extend a constant
     name outside the rubric's folder."""
-    gadgets = GADGET_NAMES & find_undeclared_variables(tree) | {"self"}  # "self" is Jinja's, never undeclared
+    undeclared = find_undeclared_variables(tree)
+    # "self" is Jinja's own (never undeclared); a name it does not define starting with "_" (__builtins__) is hidden
+    gadgets = GADGET_NAMES & undeclared | {"self"} | {n for n in undeclared if n.startswith("_")}
     for node in tree.find_all(nodes.Name):
         if node.ctx == "load" and node.name in gadgets:
             raise _RefusedAtCompile(f"it uses {node.name!r}, which templates do not have (they have no globals)",
@@ -400,6 +434,10 @@ class TemplateSandbox(ImmutableSandboxedEnvironment):
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 (Jinja's signature)
         _budget().step()
+        if isinstance(__obj, jinja2.Undefined):  # x.zfill() on a dict, myfunc(): what templates do not have
+            name = getattr(__obj, "_undefined_name", None) or "an undefined name"
+            raise _Refused(f"it calls {name!r}, which templates do not have (they call only their own macros and a "
+                           "few text and dict methods)")
         if not __self.is_safe_callable(__obj):
             what = getattr(__obj, "__name__", None) or type(__obj).__name__
             raise _Refused(f"it calls {what!r}, which templates may not call")
@@ -459,7 +497,7 @@ def _finalize(value: Any) -> Any:
     """Every ``{{ value }}`` as text, its size counted (a list or dict printed is a new text)."""
     if isinstance(value, str) or isinstance(value, jinja2.Undefined):
         return value
-    return _check_text(str(value))
+    return _check_text(_text(value))
 
 
 # ------------------------------------------------------------------------------ rendering

@@ -68,6 +68,7 @@ class SpecRubric:
         self.scale: tuple[int, int] | None = spec.scale.bounds if spec.scale else None
         self.default_temperature: float | None = spec.temperature
         self._env = prompting.make_environment(self.base_dir, BUILTIN_DIR)
+        self._plain_base: dict[str, Any] | None = None
         self._template_files: dict[str, str] = {}  # field -> the file its template came from
         self._templates = {"user": self._template_source("user", spec.templates.user)}
         if spec.templates.system:
@@ -197,7 +198,9 @@ class SpecRubric:
         }
 
     def render_messages(self, context: Mapping[str, Any]) -> list[dict[str, str]]:
-        ctx = {**self.base_context(), **context}
+        if self._plain_base is None:  # the rubric's own values, made plain data once (sandbox.plain)
+            self._plain_base = sandbox.plain(self.base_context())
+        ctx = {**self._plain_base, **context}
         system = (
             prompting.render(self._env, self._templates["system"], ctx, where=self._template_where("system"))
             if "system" in self._templates
