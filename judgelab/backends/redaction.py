@@ -34,10 +34,12 @@ import json
 import logging
 import os
 import re
+import sys
 import threading
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import parse_qsl, quote, quote_plus, urlsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
 
 from judgelab.errors import ConfigError
 
@@ -179,12 +181,13 @@ def credentials_in(value: Any, where: str = "") -> list[tuple[str, str]]:
                 username, password = parts.username, parts.password
             except ValueError:
                 return found
+            # user-info as written and decoded (the client sends it decoded); the decoded one is checked first
             if password:
-                found.append((f"{where} (user-info password)", password))
-                if username and len(username) >= MIN_SECRET_LENGTH:  # a name beside a password: masked when long
-                    found.append((f"{where} (user-info name)", username))
+                found += [(f"{where} (user-info password)", p) for p in dict.fromkeys((unquote(password), password))]
+                if username and len(unquote(username)) >= MIN_SECRET_LENGTH:  # a name beside a password: masked
+                    found += [(f"{where} (user-info name)", u) for u in dict.fromkeys((unquote(username), username))]
             elif username:
-                found.append((f"{where} (user-info)", username))
+                found += [(f"{where} (user-info)", u) for u in dict.fromkeys((unquote(username), username))]
             found += [(f"{where} (query parameter {k})", v) for k, v in parse_qsl(parts.query)
                       if k.lower() in SECRET_QUERY_PARAMS and v]
     elif isinstance(value, Mapping):
@@ -232,15 +235,26 @@ def register_credentials(api_key: Any = None, api_base: Any = None, params: Any 
     register_secret(*(value for _, value in found))
 
 
+def _fragments(secret: str) -> set[str]:
+    """What is left of ``secret`` when something masked part of it by shape before judgelab saw the text (litellm
+    masks "Bearer <word characters>", stopping at the first other character): every prefix ending and every
+    suffix starting at a non-alphanumeric character, long enough to be masked by value."""
+    cuts = [i for i, c in enumerate(secret) if not c.isalnum()]
+    parts = {secret[:i] for i in cuts} | {secret[i + 1:] for i in cuts}
+    return {p for p in parts if len(p) >= MIN_SECRET_LENGTH}
+
+
 class _Redactor:
     """The patterns plus one compiled alternation of the secret values known at construction."""
 
     def __init__(self, secrets: frozenset[str]) -> None:
-        forms = set(secrets)
-        for s in secrets:  # the escaped forms a key takes in a URL, a JSON text, a Python repr and an HTML page
-            forms.update((quote(s, safe=""), quote_plus(s, safe=""), json.dumps(s)[1:-1],
-                          json.dumps(s, ensure_ascii=False)[1:-1], repr(s)[1:-1], html.escape(s),
-                          html.escape(s, quote=False)))
+        forms: set[str] = set()
+        for secret in secrets:
+            for s in {secret, *_fragments(secret)}:  # the escaped forms a key takes in a URL, a JSON text, a Python
+                # repr and an HTML page, and JSON inside JSON (an answer's JSON text inside a logged response body)
+                escaped = {s, json.dumps(s)[1:-1], json.dumps(s, ensure_ascii=False)[1:-1], repr(s)[1:-1]}
+                escaped |= {json.dumps(e)[1:-1] for e in escaped} | {repr(e)[1:-1] for e in escaped}
+                forms |= escaped | {quote(s, safe=""), quote_plus(s, safe=""), html.escape(s), html.escape(s, quote=False)}
         ordered = sorted(forms, key=len, reverse=True)  # a longer form first, so no half of a key is left behind
         self.values = re.compile("|".join(re.escape(s) for s in ordered)) if ordered else None
 
@@ -333,18 +347,35 @@ _FILTER = RedactingFilter()
 _LOGGER_PREFIXES = ("judgelab", "LiteLLM", "litellm", "httpx", "httpcore", "openai", "aiohttp", "urllib3")
 
 
+def _no_unmasked_prints() -> None:
+    """Switch off litellm's deprecated ``set_verbose``: it ``print``s every request, keys and headers included,
+    straight to stdout, where no logging filter can mask it. Its debug logs (``litellm._turn_on_debug()``,
+    ``LITELLM_LOG=DEBUG``) go through logging and stay available, masked."""
+    litellm = sys.modules.get("litellm")
+    modules = [m for m in (litellm, sys.modules.get("litellm._logging")) if m is not None]
+    if any(getattr(m, "set_verbose", False) is True for m in modules):
+        for m in modules:
+            m.set_verbose = False
+        warnings.warn("litellm.set_verbose prints every request, keys included, to stdout where judgelab cannot mask "
+                      "them, so judgelab turned it off; use litellm._turn_on_debug() or LITELLM_LOG=DEBUG for "
+                      "litellm's debug logs (judgelab masks those)", stacklevel=3)
+
+
 def install_log_redaction() -> None:
     """Put the redacting filter on judgelab's, litellm's and the HTTP clients' loggers and their handlers.
 
     A filter on a logger sees only the records created by that logger, so it goes on every logger of
     these families that exists now; judgelab calls this again at the start of each run (it is cheap and
-    idempotent) to cover loggers created since.
+    idempotent) to cover loggers created since. litellm's ``set_verbose`` (plain prints) is switched off.
     """
+    _no_unmasked_prints()
     names = [n for n in list(logging.root.manager.loggerDict) if n.startswith(_LOGGER_PREFIXES)]
     for name in {*names, *_LOGGER_PREFIXES}:
         logger = logging.getLogger(name)
-        if _FILTER not in logger.filters:
-            logger.addFilter(_FILTER)
-        for handler in logger.handlers:
-            if _FILTER not in handler.filters:
-                handler.addFilter(_FILTER)
+        # first in line: a filter that masks by shape (litellm's own) would otherwise cut a key before this one
+        # sees it whole; filters run in the order of the list
+        for owner in (logger, *logger.handlers):
+            if not owner.filters or owner.filters[0] is not _FILTER:
+                if _FILTER in owner.filters:
+                    owner.filters.remove(_FILTER)
+                owner.filters.insert(0, _FILTER)
