@@ -12,6 +12,7 @@ mean, the values they allow and who fills them, are listed below (``COLUMN_DOCS`
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -27,7 +28,8 @@ from judgelab.errors import JudgelabError
 
 __all__ = [
     "API_ERROR", "COLUMNS", "COLUMN_DOCS", "KEY_COLUMNS", "MISSING", "OK", "PARSE_ERROR", "REFUSAL", "REQUIRED_NON_NULL",
-    "SCHEMA", "SKIPPED_BUDGET", "STATUSES", "UNSCORED_STATUSES", "VALUE_COLUMNS", "JudgmentsFileNotFoundError",
+    "SCHEMA", "SKIPPED_BUDGET", "STATUSES", "UNSCORED_STATUSES", "VALUE_COLUMNS", "JudgmentsFileError",
+    "JudgmentsFileNotFoundError",
     "JudgmentsTableError", "aggregate_repeats", "detail", "empty_table", "fill_unscored", "is_scored", "load",
     "make_table", "save", "scored", "status_counts", "validate",
 ]
@@ -165,6 +167,10 @@ class JudgmentsFileNotFoundError(JudgmentsTableError, FileNotFoundError):
     """No judgments file at the path given."""
 
 
+class JudgmentsFileError(JudgmentsTableError):
+    """A judgments file that cannot be read or written (a folder, not Parquet/JSONL, no permission)."""
+
+
 def empty_table() -> pd.DataFrame:
     """A table with every column and no rows."""
     return pd.DataFrame({c: pd.Series(dtype=t) for c, t in SCHEMA.items()})
@@ -285,6 +291,15 @@ def save(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Validate and write a table atomically: Parquet by default, JSONL when the suffix is .jsonl."""
     df = validate(df)
     path = Path(path)
+    try:
+        return _write(df, path)
+    except OSError as exc:  # a folder in the way, a parent under a file, no space, no permission: one sentence
+        raise JudgmentsFileError(f"cannot write the judgments table {path}: {exc.strerror or exc}") from None
+
+
+def _write(df: pd.DataFrame, path: Path) -> Path:
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "it is a folder, not a file")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     os.close(fd)
@@ -310,10 +325,19 @@ def load(path: str | os.PathLike[str]) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise JudgmentsFileNotFoundError(f"judgments file not found: {path}")
-    if path.suffix == ".jsonl":
-        df = pd.read_json(path, orient="records", lines=True, dtype=False)
-    else:
-        df = pd.read_parquet(path)
+    if path.is_dir():
+        raise JudgmentsFileError(f"the judgments file {path} is a folder; give the .parquet or .jsonl file in it")
+    try:
+        if path.suffix == ".jsonl":
+            df = pd.read_json(path, orient="records", lines=True, dtype=False)
+        else:
+            df = pd.read_parquet(path)
+    except OSError as exc:
+        raise JudgmentsFileError(f"cannot read the judgments file {path}: {exc.strerror or exc}") from None
+    except (ValueError, TypeError) as exc:  # not Parquet / not JSON lines (pyarrow's errors are ValueErrors)
+        kind = "JSON lines" if path.suffix == ".jsonl" else "a Parquet file"
+        raise JudgmentsFileError(f"the judgments file {path} is not {kind} ({' '.join(str(exc).split())[:160]})") \
+            from None
     try:
         return validate(df)
     except JudgmentsTableError as exc:

@@ -198,16 +198,28 @@ class RubricSpec(_Strict):
 # ------------------------------------------------------------------------------ YAML loading
 def load_spec_file(path: Path) -> RubricSpec:
     """Read and validate a rubric YAML file (cached by path, size and modification time)."""
-    if not path.exists():
-        raise RubricSpecError(f"rubric file not found: {path}")
-    stat = path.stat()
-    return _cached_spec(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    try:
+        if not path.exists():
+            raise RubricSpecError(f"rubric file not found: {path}")
+        if path.is_dir():
+            raise RubricSpecError(f"the rubric {path} is a folder, not a file; give the rubric's YAML file")
+        stat = path.stat()
+    except OSError as exc:
+        raise RubricSpecError(f"cannot read the rubric file {path}: {exc.strerror or exc}") from None
+    return _cached_spec(str(path.resolve()), stat.st_mtime_ns, stat.st_size, str(path))
 
 
 @functools.lru_cache(maxsize=64)
-def _cached_spec(path: str, mtime_ns: int, size: int) -> RubricSpec:
+def _cached_spec(path: str, mtime_ns: int, size: int, given: str) -> RubricSpec:
     # specs are never mutated in place (parameters make copies), so sharing one object is safe
-    return parse_spec_text(Path(path).read_text(encoding="utf-8"), where=path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RubricSpecError(f"the rubric file {given} is not UTF-8 text (byte {exc.start}); save it as UTF-8 "
+                              "YAML") from None
+    except OSError as exc:
+        raise RubricSpecError(f"cannot read the rubric file {given}: {exc.strerror or exc}") from None
+    return parse_spec_text(text, where=path)
 
 
 def parse_spec_text(text: str, where: str = "<rubric>") -> RubricSpec:
