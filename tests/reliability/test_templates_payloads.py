@@ -252,3 +252,62 @@ def test_catalogue_counts():
         "resource bomb": 22,
     }
     assert len({p.template for p in CATALOGUE}) == len(CATALOGUE)
+
+
+# ------------------------------------------------------------------------------ the other paths that render
+SAMPLE = [next(p for p in CATALOGUE if p.category == c) for c in CATEGORIES]  # the first payload of each family
+
+
+def _pairwise(lab: Lab, payload: Payload) -> tuple[str, Path]:
+    """A hostile rubric of the pairwise kind (what the position probe needs), built from the built-in one."""
+    lab.count += 1
+    name = f"evil-pair-{lab.count}"
+    builtin = Path(judgelab.__file__).parent / "rubrics" / "builtin" / "pairwise.yaml"
+    spec = yaml.safe_load(builtin.read_text())
+    spec["name"] = name
+    spec["templates"] = {"user": payload.render(str(lab.canary), ENV_NAME).replace("{outside}", "x.j2")}
+    path = lab.folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    return name, path
+
+
+def test_probes_variants_reparse_diff_and_the_explorer_refuse_too(lab):
+    """The paths that render a rubric again: a bias probe (position: both orders re-rendered), a variant whose
+    new system text is the payload, judgelab.reparse, diff_rubrics, and the RubricExplorer widget. Each refuses
+    in one sentence naming the rubric, sends nothing, writes no canary."""
+    from judgelab.probes import run_probe
+    from judgelab.rubrics import diff_rubrics
+
+    pairs = [{"item_id": "p1", "prompt": "Q?", "response_a": "A.", "response_b": "B."}]
+    for payload in SAMPLE:
+        name, path = lab.place(payload)
+        pair_name, pair_path = _pairwise(lab, payload)
+        source = payload.render(str(lab.canary), ENV_NAME).replace("{outside}", "x.j2")
+        calls = {
+            "position probe": (pair_name, lambda: run_probe("position", pairs, str(pair_path), MODEL,
+                                                            api_base=lab.server.base_url, cache=False, progress=False)),
+            "variant": ("direct_score-v", lambda: load_rubric("direct_score").variant(
+                name="direct_score-v", system=source).requests(direct_items(1)[0])),
+            "reparse": (name, lambda: judgelab.reparse(judgelab.load(lab.run_dir / "judgments.parquet"), path,
+                                                      lab.items)),
+            "diff_rubrics": (name, lambda: diff_rubrics("direct_score", path)),
+        }
+        for where, (rubric_name, call) in calls.items():
+            with pytest.raises(JudgelabError) as refused:
+                call()
+            message = str(refused.value)
+            assert "\n" not in message and f"rubric {rubric_name!r}" in message and "templates." in message, \
+                (where, payload.template, message)
+            assert not lab.leaks(message), (where, message)
+        assert not lab.canary.exists() and not lab.server.requests
+
+
+def test_the_rubric_explorer_refuses_a_hostile_rubric(lab):
+    """The RubricExplorer widget renders the prompt of the rubric picked: a hostile one is refused in one sentence."""
+    pytest.importorskip("ipywidgets")
+    from judgelab.viz.widgets import RubricExplorer
+
+    name, path = lab.place(SAMPLE[0])
+    with pytest.raises(JudgelabError, match=f"rubric {name!r}, templates"):
+        RubricExplorer(rubrics=[str(path)], rubric=str(path), cache=False)
+    assert not lab.canary.exists()
