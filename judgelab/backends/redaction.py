@@ -236,12 +236,12 @@ def register_credentials(api_key: Any = None, api_base: Any = None, params: Any 
 
 
 def _fragments(secret: str) -> set[str]:
-    """What is left of ``secret`` when something masked part of it by shape before judgelab saw the text (litellm
-    masks "Bearer <word characters>", stopping at the first other character): every prefix ending and every
-    suffix starting at a non-alphanumeric character, long enough to be masked by value."""
-    cuts = [i for i, c in enumerate(secret) if not c.isalnum()]
-    parts = {secret[:i] for i in cuts} | {secret[i + 1:] for i in cuts}
-    return {p for p in parts if len(p) >= MIN_SECRET_LENGTH}
+    """What is left of ``secret`` when something masked its start by shape before judgelab saw the text (litellm
+    masks "Bearer <word characters>", stopping at the first other character): every suffix starting after a
+    non-alphanumeric character, long enough to be masked by value. (A key's head is often shared by every key of
+    its provider, "sk-ant-api03", so prefixes are not masked.)"""
+    return {secret[i + 1:] for i, c in enumerate(secret)
+            if not c.isalnum() and len(secret) - i - 1 >= MIN_SECRET_LENGTH}
 
 
 class _Redactor:
