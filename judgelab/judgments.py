@@ -167,8 +167,9 @@ class JudgmentsFileNotFoundError(JudgmentsTableError, FileNotFoundError):
     """No judgments file at the path given."""
 
 
-class JudgmentsFileError(JudgmentsTableError):
-    """A judgments file that cannot be read or written (a folder, not Parquet/JSONL, no permission)."""
+class JudgmentsFileError(JudgmentsTableError, OSError):
+    """A judgments file that cannot be read or written (a folder, not Parquet/JSONL, no permission, a full disk);
+    an OSError too, so code that caught the writer's OSError still does."""
 
 
 def empty_table() -> pd.DataFrame:
