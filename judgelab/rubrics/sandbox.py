@@ -32,10 +32,11 @@ from __future__ import annotations
 import contextvars
 import functools
 import re
+import time
 import traceback
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -50,11 +51,12 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from judgelab.rubrics.spec import RubricSpecError
 
 __all__ = [
-    "BUILTIN_PREFIX", "FILTERS", "MAX_INT_BITS", "MAX_STEPS", "MAX_TEMPLATE_FILE_BYTES", "MAX_TEXT", "MAX_WORK",
+    "BUILTIN_PREFIX", "FILTERS", "MAX_INT_BITS", "MAX_SECONDS", "MAX_STEPS", "MAX_TEMPLATE_FILE_BYTES", "MAX_TEXT", "MAX_WORK",
     "RubricTemplateError", "TESTS", "TemplateRefusedError", "TemplateSandbox", "compiled", "included_sources",
     "plain", "render", "resolve_template_file", "static_check", "template_error",
 ]
 
+MAX_SECONDS = 10.0  # wall-clock time of one render (a built-in prompt takes about a millisecond)
 MAX_STEPS = 50_000  # loop iterations plus calls (macros, methods) in one render (a built-in prompt takes < 200)
 MAX_TEXT = 8_000_000  # characters of any text a template builds, the rendered prompt included (> any context window)
 MAX_WORK = 32_000_000  # characters produced by all the text operations of one render
@@ -94,11 +96,15 @@ class _RefusedAtCompile(jinja2.TemplateAssertionError):
 class _Budget:
     steps: int = 0
     work: int = 0
+    # the clock bounds what the counts cannot see (comparing or searching long texts inside a loop)
+    deadline: float = field(default_factory=lambda: time.monotonic() + MAX_SECONDS)
 
     def step(self, n: int = 1) -> None:
         self.steps += n
         if self.steps > MAX_STEPS:
             raise _Refused(f"it takes more than {MAX_STEPS:,} loop iterations and calls")
+        if time.monotonic() > self.deadline:
+            raise _Refused(f"it takes more than {MAX_SECONDS:g} s to render")
 
     def produce(self, size: int) -> None:
         if size > MAX_TEXT:
@@ -131,13 +137,35 @@ def _check_int(value: Any) -> Any:
 
 # ------------------------------------------------------------------------------ filters and tests
 def _text(value: Any) -> str:
-    """A value as text; a function or method is not text (printing one would show a memory address)."""
+    """A value as text; a function or method is not text (printing one would show a memory address), and a list
+    or dict whose text would pass :data:`MAX_TEXT` is refused before that text is built."""
     if isinstance(value, str):
         return value
     if callable(value) and not isinstance(value, jinja2.Undefined | LoopContext):
         name = getattr(value, "__name__", None) or getattr(value, "name", None) or type(value).__name__
         raise jinja2.TemplateRuntimeError(f"it prints the function {name!r} (call it, or leave it out)")
+    if isinstance(value, list | tuple | dict) and _text_size(value, MAX_TEXT) > MAX_TEXT:
+        raise _Refused(f"it prints a {type(value).__name__} whose text is longer than {MAX_TEXT:,} characters")
     return str(value)
+
+
+def _text_size(value: Any, limit: int) -> int:
+    """An upper bound of ``len(str(value))`` for plain data, counted only until it passes ``limit``."""
+    total, stack = 0, [value]
+    while stack and total <= limit:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += 2 * len(item) + 2  # its quotes, and an escape for each newline or quote
+        elif isinstance(item, dict):
+            total += 2 + 2 * len(item)
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            total += 2 + 2 * len(item)
+            stack.extend(item)
+        else:
+            total += 32
+    return total
 
 
 def _join(value: Iterable[Any], d: str = "") -> str:
@@ -361,6 +389,21 @@ class _BoundedCodeGenerator(CodeGenerator):
             loop.iter.set_environment(self.environment)
         super().visit_Template(node, frame)
 
+    def visit_Getitem(self, node: nodes.Getitem, frame: Frame) -> None:
+        if not isinstance(node.arg, nodes.Slice):
+            return super().visit_Getitem(node, frame)
+        # Jinja writes x[a:b] as plain Python; here a slice goes through the environment and is counted
+        self.write("environment.getitem(")
+        self.visit(node.node, frame)
+        self.write(", slice(")
+        for k, part in enumerate((node.arg.start, node.arg.stop, node.arg.step)):
+            self.write(", " if k else "")
+            if part is None:
+                self.write("None")
+            else:
+                self.visit(part, frame)
+        self.write("))")
+
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
         self.write("environment.concat_parts((")
         for arg in node.nodes:
@@ -443,6 +486,14 @@ class TemplateSandbox(ImmutableSandboxedEnvironment):
             raise _Refused(f"it calls {what!r}, which templates may not call")
         result = __context.call(__obj, *args, **kwargs)
         return _check_text(result) if isinstance(result, str) and __obj.__class__ is not Macro else result
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        """``x[i]`` and ``x[a:b]``; a slice is a new text or list, counted like any other."""
+        value = super().getitem(obj, argument)
+        if isinstance(argument, slice) and isinstance(value, str | list | tuple):
+            _budget().step()
+            _budget().produce(len(value))
+        return value
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         _budget().step()

@@ -283,14 +283,14 @@ def test_probes_variants_reparse_diff_and_the_explorer_refuse_too(lab):
         name, path = lab.place(payload)
         pair_name, pair_path = _pairwise(lab, payload)
         source = payload.render(str(lab.canary), ENV_NAME).replace("{outside}", "x.j2")
-        calls = {
-            "position probe": (pair_name, lambda: run_probe("position", pairs, str(pair_path), MODEL,
-                                                            api_base=lab.server.base_url, cache=False, progress=False)),
-            "variant": ("direct_score-v", lambda: load_rubric("direct_score").variant(
-                name="direct_score-v", system=source).requests(direct_items(1)[0])),
-            "reparse": (name, lambda: judgelab.reparse(judgelab.load(lab.run_dir / "judgments.parquet"), path,
-                                                      lab.items)),
-            "diff_rubrics": (name, lambda: diff_rubrics("direct_score", path)),
+        calls = {  # (the rubric the sentence must name, the call); the loop's values bound as defaults
+            "position probe": (pair_name, lambda pp=pair_path: run_probe(
+                "position", pairs, str(pp), MODEL, api_base=lab.server.base_url, cache=False, progress=False)),
+            "variant": ("direct_score-v", lambda src=source: load_rubric("direct_score").variant(
+                name="direct_score-v", system=src).requests(direct_items(1)[0])),
+            "reparse": (name, lambda rp=path: judgelab.reparse(judgelab.load(lab.run_dir / "judgments.parquet"), rp,
+                                                               lab.items)),
+            "diff_rubrics": (name, lambda rp=path: diff_rubrics("direct_score", rp)),
         }
         for where, (rubric_name, call) in calls.items():
             with pytest.raises(JudgelabError) as refused:

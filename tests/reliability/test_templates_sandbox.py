@@ -217,6 +217,32 @@ def test_runaway_work_is_refused_quickly(tmp_path, template):
     assert time.monotonic() - start < 10
 
 
+@pytest.mark.parametrize("template", [
+    "{% set big = item.response * 1000000 %}{% for i in item.response * 5000 %}{% set s = big[1:] %}{% endfor %}",
+    "{% set big = [item.response * 1000000] * 50 %}{{ big }}",
+    "{% set big = [item.response * 1000000] * 50 %}{{ big ~ '' }}",
+])
+def test_copies_and_printed_containers_are_counted(tmp_path, template):
+    """Invariant: slicing a long text in a loop and printing a list of long texts count as the text they build
+    (refused before the copies or the text exist), not free."""
+    start = time.monotonic()
+    with pytest.raises(TemplateRefusedError, match="the template was refused: it"):
+        _render(tmp_path, template)
+    assert time.monotonic() - start < 10
+
+
+def test_the_clock_bounds_what_the_counts_cannot_see(tmp_path, monkeypatch):
+    """Invariant: a render that stays within the counts but keeps comparing long texts is stopped by the clock
+    (MAX_SECONDS, lowered to 0.5 s here to keep the test short)."""
+    monkeypatch.setattr(sandbox, "MAX_SECONDS", 0.5)
+    template = ("{% set a = item.response * 1000000 %}{% set b = (item.response * 999999) ~ 'It is 4!' %}"
+                "{% for i in item.response * 5000 %}{% if a == b %}{% endif %}{% endfor %}")
+    start = time.monotonic()
+    with pytest.raises(TemplateRefusedError, match=r"it takes more than 0.5 s to render"):
+        _render(tmp_path, template)
+    assert time.monotonic() - start < 10
+
+
 def test_a_long_legitimate_prompt_still_renders(tmp_path):
     """Invariant: the limits leave room for real prompts: a 2-million-character document renders whole."""
     rubric = load_rubric(_rubric(tmp_path, "{{ item.response | fence('doc') }}"))
