@@ -304,7 +304,7 @@ _ARGS = ["", "'id'", "'{canary}'", "'{canary}', 'w'", "'os'", "'{env}'", "10**9"
 STEPS = st.one_of(
     st.tuples(st.sampled_from(["dot", "item", "attr"]), st.sampled_from(NAMES)),
     st.tuples(st.just("call"), st.sampled_from(_ARGS)),
-    st.tuples(st.just("index"), st.sampled_from(["0", "1", "-1", "132", "'os'", "'{env}'"])),
+    st.tuples(st.just("index"), st.sampled_from(["0", "1", "-1", "132", "'os'", "'{env}'", "1:", "::-1", "0:10**9"])),
     st.tuples(st.just("filter"), st.sampled_from(["length", "join", "capitalize", "list", "string", "attr('x')",
                                                    "map(attribute='__class__')", "format(item)", "pprint"])),
     st.tuples(st.sampled_from(["mul", "pct", "cat"]), st.sampled_from(["10**9", "item", "'x'", "2"])),
