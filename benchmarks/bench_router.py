@@ -66,7 +66,7 @@ def _measure_direct(url: str, n_requests: int) -> float:
     from tests.support.toy_rubrics import ToyDirect
 
     items = [{"item_id": f"direct-{i}", "answer": f"answer direct {i}"} for i in range(n_requests)]
-    res = judgelab.run(items, ToyDirect(), "openai/bench-judge", api_base=url, api_key="k", concurrency=SLOTS,
+    res = judgelab.run(items, ToyDirect(), "openai/bench-judge", api_base=url, api_key="sk-local-stub", concurrency=SLOTS,
                        cache=False, progress=False, return_stats=True)
     return n_requests / res.stats.wall_s
 
@@ -78,7 +78,7 @@ def _litellm_native_caps(urls: list[str], delay_s: float, n_requests: int = 200,
     from litellm import Router
 
     router = Router(model_list=[{"model_name": "pool", "litellm_params": {
-        "model": "openai/bench-judge", "api_base": u, "api_key": "k", "max_parallel_requests": slots,
+        "model": "openai/bench-judge", "api_base": u, "api_key": "sk-local-stub", "max_parallel_requests": slots,
         "max_retries": 0}} for u in urls], num_retries=1, routing_strategy="least-busy", retry_after=0)
 
     async def go() -> tuple[int, float]:

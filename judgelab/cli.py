@@ -16,7 +16,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from judgelab.backends.redaction import redact, register_secret
+from judgelab.backends.redaction import redact, register_credentials
 from judgelab.errors import JudgelabError
 
 __all__ = ["UserError", "app", "friendly", "main"]
@@ -67,8 +67,9 @@ class UserError(JudgelabError):
 
 
 def friendly(func: F) -> F:
-    """Turn judgelab's own errors (the ones a user causes and can fix) into 'error: <sentence>' on stderr and
-    exit code 2. Any other exception is a bug and keeps its traceback."""
+    """Turn judgelab's own errors (the ones a user causes and can fix) and the machine's (an OSError: a file or
+    folder in the way, a full disk) into 'error: <sentence>' on stderr and exit code 2. Any other exception is a
+    bug and keeps its traceback."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -82,17 +83,32 @@ def friendly(func: F) -> F:
         except JudgelabError as exc:
             typer.echo(f"error: {redact(str(exc))}", err=True)
             raise typer.Exit(2) from None
+        except OSError as exc:  # the machine's files and folders (a path in the way, a full disk), not a bug
+            typer.echo(f"error: {redact(_os_error_sentence(exc))}", err=True)
+            raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
 
 
+def _os_error_sentence(exc: OSError) -> str:
+    """One sentence for an OSError no command turned into its own: what failed, on which path."""
+    paths = " -> ".join(str(p) for p in (exc.filename, exc.filename2) if p is not None)
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return f"{reason}: {paths}; check that path (free space, a file or folder in the way)" if paths else \
+        f"{reason}; check the files and folders the command uses (free space, a file or folder in the way)"
+
+
 def _check_out_dir(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise UserError(f"the output folder {out} is a file; give a folder (--out FOLDER)")
     try:
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=out, prefix=".write-check-"):
             pass
     except OSError as exc:
-        raise UserError(f"cannot write to the output folder {out}: {exc.strerror or exc}") from None
+        why = ("part of that path is a file, not a folder" if isinstance(exc, FileExistsError | NotADirectoryError)
+               else exc.strerror or str(exc))
+        raise UserError(f"cannot write to the output folder {out}: {why}; give another folder (--out FOLDER)") from None
 
 
 def _api_key(api_key_env: str | None) -> str | None:
@@ -101,7 +117,7 @@ def _api_key(api_key_env: str | None) -> str | None:
     value = os.environ.get(api_key_env)
     if not value:
         raise UserError(f"environment variable {api_key_env} (given by --api-key-env) is not set")
-    register_secret(value)
+    register_credentials(api_key=value)  # a key too short to be masked is refused in one sentence
     return value
 
 

@@ -12,6 +12,7 @@ mean, the values they allow and who fills them, are listed below (``COLUMN_DOCS`
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -29,8 +30,9 @@ from judgelab.errors import JudgelabError, user_errors
 __all__ = [
     "API_ERROR", "COLUMNS", "COLUMN_DOCS", "KEY_COLUMNS", "MISSING", "OK", "PARSE_ERROR", "REFUSAL", "REQUIRED_NON_NULL",
     "SCHEMA", "SKIPPED_BUDGET", "STATUSES", "TIE_POLICIES", "UNSCORED_STATUSES", "VALUE_COLUMNS",
-    "JudgmentsFileNotFoundError", "JudgmentsTableError", "aggregate_repeats", "combine", "detail", "empty_table",
-    "fill_unscored", "is_scored", "load", "majority", "make_table", "save", "scored", "status_counts", "validate",
+    "JudgmentsFileError", "JudgmentsFileNotFoundError", "JudgmentsTableError", "aggregate_repeats", "combine",
+    "detail", "empty_table", "fill_unscored", "is_scored", "load", "majority", "make_table", "save", "scored",
+    "status_counts", "validate",
 ]
 
 # Row statuses: OK carries a score/winner/verdict; every other status is an unscored row with a reason.
@@ -164,6 +166,11 @@ class JudgmentsTableError(JudgelabError, ValueError):
 
 class JudgmentsFileNotFoundError(JudgmentsTableError, FileNotFoundError):
     """No judgments file at the path given."""
+
+
+class JudgmentsFileError(JudgmentsTableError, OSError):
+    """A judgments file that cannot be read or written (a folder, not Parquet/JSONL, no permission, a full disk);
+    an OSError too, so code that caught the writer's OSError still does."""
 
 
 def empty_table() -> pd.DataFrame:
@@ -301,6 +308,15 @@ def save(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Validate and write a table atomically: Parquet by default, JSONL when the suffix is .jsonl."""
     df = validate(df)
     path = Path(path)
+    try:
+        return _write(df, path)
+    except OSError as exc:  # a folder in the way, a parent under a file, no space, no permission: one sentence
+        raise JudgmentsFileError(f"cannot write the judgments table {path}: {exc.strerror or exc}") from None
+
+
+def _write(df: pd.DataFrame, path: Path) -> Path:
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "it is a folder, not a file")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     os.close(fd)
@@ -326,15 +342,19 @@ def load(path: str | os.PathLike[str]) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise JudgmentsFileNotFoundError(f"judgments file not found: {path}")
+    if path.is_dir():
+        raise JudgmentsFileError(f"the judgments file {path} is a folder; give the .parquet or .jsonl file in it")
     try:
         if path.suffix == ".jsonl":
             df = pd.read_json(path, orient="records", lines=True, dtype=False)
         else:
             df = pd.read_parquet(path)
-    except (OSError, ValueError) as exc:  # pyarrow's and pandas' read errors derive from these
-        kind = "JSON lines" if path.suffix == ".jsonl" else "Parquet"
-        raise JudgmentsTableError(f"{path} cannot be read as {kind} (a table written by judgments.save): "
-                                  f"{str(exc)[:200]}") from exc
+    except OSError as exc:
+        raise JudgmentsFileError(f"cannot read the judgments file {path}: {exc.strerror or exc}") from None
+    except (ValueError, TypeError) as exc:  # not Parquet / not JSON lines (pyarrow's errors are ValueErrors)
+        kind = "JSON lines" if path.suffix == ".jsonl" else "a Parquet file"
+        raise JudgmentsFileError(f"the judgments file {path} is not {kind} ({' '.join(str(exc).split())[:160]})") \
+            from None
     try:
         return validate(df)
     except JudgmentsTableError as exc:

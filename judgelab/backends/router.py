@@ -40,7 +40,7 @@ from judgelab.backends.call import (  # shared reply/cost/error handling
     reply_from_response,
 )
 from judgelab.backends.pricing import offline_litellm
-from judgelab.backends.redaction import install_log_redaction, redact, register_secret, secrets_in
+from judgelab.backends.redaction import install_log_redaction, redact, register_credentials
 
 Router = offline_litellm().Router
 
@@ -193,7 +193,7 @@ def router_judge(
         if spec.get("api_base"):
             params["api_base"] = spec["api_base"]
         key = spec.get("api_key")
-        register_secret(key, *secrets_in(spec.get("api_base")))
+        register_credentials(key, spec.get("api_base"))  # refuses a key too short to be masked
         if key is None and spec.get("api_base") and not _provider_key_in_env(dep_model):
             key = _KEYLESS_PLACEHOLDER  # local OpenAI-compatible servers need no key; the openai client wants one
         if key is not None:

@@ -35,7 +35,7 @@ import pandas as pd
 from judgelab import judgments
 from judgelab.backends.call import reasoning_token_count
 from judgelab.backends.pricing import batch_price, offline_litellm
-from judgelab.backends.redaction import install_log_redaction, redact, register_secret, secrets_in
+from judgelab.backends.redaction import install_log_redaction, redact, register_credentials, secrets_in
 from judgelab.engine.config import RunConfig
 from judgelab.engine.items import read_items
 from judgelab.engine.rows import Job, plan_jobs, read_reply, scored_rows, unscored_rows
@@ -131,7 +131,7 @@ async def abatch_run(items: Any, rubric: Rubric | str, model: str, *, state_path
         conn["api_base"] = api_base
     if api_key:
         conn["api_key"] = api_key
-    register_secret(api_key, *secrets_in(api_base))
+    register_credentials(api_key, api_base)  # refuses a key too short to be masked
     install_log_redaction()
     path = Path(state_path)
     fingerprint = _fingerprint(model, rubric, lines)

@@ -40,12 +40,25 @@ DEFAULT_CACHE_ENV = "JUDGELAB_CACHE"
 
 
 def default_cache_path() -> Path:
-    """$JUDGELAB_CACHE, else ~/.cache/judgelab/requests.sqlite."""
+    """$JUDGELAB_CACHE, else $XDG_CACHE_HOME/judgelab/requests.sqlite, else ~/.cache/judgelab/requests.sqlite."""
+    return _default_cache_location()[0]
+
+
+def _default_cache_location() -> tuple[Path, str]:
+    """The default cache path and what chose it (named when it cannot be used)."""
     env = os.environ.get(DEFAULT_CACHE_ENV)
     if env:
-        return Path(env)
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return base / "judgelab" / "requests.sqlite"
+        return Path(env), f"${DEFAULT_CACHE_ENV}"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg) / "judgelab" / "requests.sqlite", "$XDG_CACHE_HOME"
+    try:
+        home = Path.home()
+    except RuntimeError:  # no HOME and no password entry: nowhere to put a default cache
+        raise CacheError("there is no home folder for the default request cache (HOME is not set); set "
+                         f"{DEFAULT_CACHE_ENV} or pass a cache file (--cache FILE, cache=FILE), or run without a cache "
+                         "(--no-cache, cache=False)") from None
+    return home / ".cache" / "judgelab" / "requests.sqlite", "$HOME"
 
 
 def request_key(request: Mapping[str, Any]) -> str:
@@ -97,8 +110,11 @@ class RequestCache:
     """A process- and thread-safe key -> JSON response store."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
-        self.path = Path(path) if path is not None else default_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if path is not None:
+            self.path, origin = Path(path), "the cache file given"
+        else:
+            self.path, origin = _default_cache_location()
+        self._check_location(origin)
         self._lock = threading.Lock()
         # Switching a new file to WAL needs an exclusive lock, and SQLite may answer "database is locked" at
         # once, without its busy handler, while another process is opening the same new file: retry that.
@@ -114,6 +130,21 @@ class RequestCache:
                                      f"locked for {_OPEN_TIMEOUT_S:.0f} s") from None
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
+
+    def _check_location(self, origin: str) -> None:
+        """One sentence, before SQLite tries, when the cache cannot live where it was asked to: the path is a
+        folder, or its folder cannot be made (under a file, in /proc, not writable)."""
+        fix = (f"choose another cache file (--cache FILE, cache=FILE, ${DEFAULT_CACHE_ENV}) or run without a cache "
+               "(--no-cache, cache=False)")
+        if self.path.is_dir():
+            raise CacheError(f"cannot use the request cache {self.path}: it is a folder, not a file ({origin}); {fix}")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            why = ("part of that path is a file, not a folder" if isinstance(exc, FileExistsError | NotADirectoryError)
+                   else exc.strerror or str(exc))
+            raise CacheError(f"cannot use the request cache {self.path}: its folder {self.path.parent} cannot be "
+                             f"created ({origin}): {why}; {fix}") from None
 
     def _open(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = None

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
-from judgelab.backends.redaction import redact, register_secret, secrets_in
+from judgelab.backends.redaction import redact, register_credentials
 from judgelab.errors import ConfigError
 from judgelab.rubrics.base import JudgeRequest, Rubric
 
@@ -76,7 +76,9 @@ class RunConfig:
             raise ConfigError(f"condition must be a non-empty name, not {self.condition!r}")
         # frozen all the way down: a caller mutating its dict afterwards cannot change a running config
         object.__setattr__(self, "extra_params", MappingProxyType(dict(self.extra_params or {})))
-        register_secret(self.api_key, *secrets_in(self.api_base), *secrets_in(dict(self.extra_params)))
+        # every credential (api_key, one inside api_base, every header value of extra_params) is masked from now on;
+        # one too short to be masked is refused
+        register_credentials(self.api_key, self.api_base, dict(self.extra_params))
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)

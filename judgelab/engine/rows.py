@@ -102,7 +102,7 @@ def read_reply(rubric: Rubric, text: str, request: JudgeRequest, finish_reason: 
         raise
 
 
-_FREE_TEXT = ("raw_output", "reasoning", "unscored_reason", "detail")
+_FREE_TEXT = ("raw_output", "reasoning", "unscored_reason", "detail", "system_fingerprint")  # what a server wrote
 
 
 def _redacted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

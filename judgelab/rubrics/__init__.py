@@ -2,7 +2,8 @@
 
 Public API: :func:`load_rubric`, :func:`list_rubrics`, :func:`describe_rubric`, :func:`diff_rubrics`
 (rubric variants: ``load_rubric(...).variant(name=..., **changes)``, see :mod:`judgelab.rubrics.variants`),
-:class:`RubricSpecError`, and the contract types from :mod:`judgelab.rubrics.base`.
+:class:`RubricSpecError` (with :class:`RubricTemplateError` and :class:`TemplateRefusedError` for templates,
+which render in a sandbox: :mod:`judgelab.rubrics.sandbox`), and the contract types from :mod:`judgelab.rubrics.base`.
 """
 
 from judgelab.rubrics.base import (
@@ -16,6 +17,7 @@ from judgelab.rubrics.base import (
 )
 from judgelab.rubrics.pairwise import combine_swapped_passes
 from judgelab.rubrics.registry import describe_rubric, diff_rubrics, example_items, list_rubrics, load_rubric
+from judgelab.rubrics.sandbox import RubricTemplateError, TemplateRefusedError
 from judgelab.rubrics.spec import RubricSpec, RubricSpecError, parse_spec_text
 
 __all__ = [
@@ -27,6 +29,8 @@ __all__ = [
     "Rubric",
     "RubricSpec",
     "RubricSpecError",
+    "RubricTemplateError",
+    "TemplateRefusedError",
     "check_fields",
     "combine_swapped_passes",
     "describe_rubric",

@@ -12,19 +12,21 @@ values through one of two Jinja filters defined here:
 * ``neutralize(text)`` only applies the ``</`` neutralisation; it is used where a seed's own
   tag layout (e.g. the editorial paper's ``<Summary><Text>...</Text></Summary>``) must be kept.
 
-Templates are rendered with ``StrictUndefined`` so a missing variable is an error, not "".
+Templates are data: they render in :class:`judgelab.rubrics.sandbox.TemplateSandbox` (an immutable Jinja
+sandbox with an explicit vocabulary, files only from beside the rubric, bounded work), with ``StrictUndefined``
+so a missing variable is an error, not "". Any template failure is one sentence naming the rubric and the
+template field (:class:`judgelab.rubrics.sandbox.RubricTemplateError`).
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import jinja2
+from judgelab.rubrics import sandbox
 
 __all__ = [
     "PROMPTING_VERSION", "chat_messages", "fence", "fence_id", "make_environment", "neutralize", "render",
@@ -65,37 +67,15 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-def make_environment(template_dir: Path | None = None) -> jinja2.Environment:
-    """A Jinja environment with the fencing filters and strict undefined variables."""
-    loader = jinja2.FileSystemLoader(str(template_dir)) if template_dir else None
-    env = jinja2.Environment(
-        loader=loader,
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,  # prompts are plain text; escaping is done by fence/neutralize
-        keep_trailing_newline=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["fence"] = fence
-    env.filters["neutralize"] = neutralize
-    return env
+def make_environment(template_dir: Path, builtin_dir: Path) -> sandbox.TemplateSandbox:
+    """The sandboxed environment of a rubric whose files are in ``template_dir``: the fencing filters, strict
+    undefined variables, ``{% include %}`` only of ``.j2`` files beside the rubric (or ``builtin:NAME.j2``)."""
+    return sandbox.TemplateSandbox(template_dir, builtin_dir, {"fence": fence, "neutralize": neutralize})
 
 
-@functools.lru_cache(maxsize=512)
-def _compiled(env: jinja2.Environment, source: str) -> jinja2.Template:
-    """The template compiled once per environment and source (compiling costs ~4 ms; a run renders each
-    template once per item and order)."""
-    return env.from_string(source)
-
-
-def render(env: jinja2.Environment, source: str, context: Mapping[str, Any], *, where: str) -> str:
-    """Render a template source string; a template error names the template."""
-    try:
-        return _compiled(env, source).render(**context).strip()
-    except jinja2.UndefinedError as exc:
-        raise ValueError(f"template {where}: {exc.message}") from exc
-    except jinja2.TemplateError as exc:
-        raise ValueError(f"template {where}: {exc}") from exc
+def render(env: sandbox.TemplateSandbox, source: str, context: Mapping[str, Any], *, where: str) -> str:
+    """Render a template source string in the sandbox; any failure is one sentence starting with ``where``."""
+    return sandbox.render(env, source, context, where=where)
 
 
 def chat_messages(system: str | None, user: str) -> list[dict[str, str]]:

@@ -198,16 +198,28 @@ class RubricSpec(_Strict):
 # ------------------------------------------------------------------------------ YAML loading
 def load_spec_file(path: Path) -> RubricSpec:
     """Read and validate a rubric YAML file (cached by path, size and modification time)."""
-    if not path.exists():
-        raise RubricSpecError(f"rubric file not found: {path}")
-    stat = path.stat()
-    return _cached_spec(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    try:
+        if not path.exists():
+            raise RubricSpecError(f"rubric file not found: {path}")
+        if path.is_dir():
+            raise RubricSpecError(f"the rubric {path} is a folder, not a file; give the rubric's YAML file")
+        stat = path.stat()
+    except OSError as exc:
+        raise RubricSpecError(f"cannot read the rubric file {path}: {exc.strerror or exc}") from None
+    return _cached_spec(str(path.resolve()), stat.st_mtime_ns, stat.st_size, str(path))
 
 
 @functools.lru_cache(maxsize=64)
-def _cached_spec(path: str, mtime_ns: int, size: int) -> RubricSpec:
+def _cached_spec(path: str, mtime_ns: int, size: int, given: str) -> RubricSpec:
     # specs are never mutated in place (parameters make copies), so sharing one object is safe
-    return parse_spec_text(Path(path).read_text(encoding="utf-8"), where=path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RubricSpecError(f"the rubric file {given} is not UTF-8 text (byte {exc.start}); save it as UTF-8 "
+                              "YAML") from None
+    except OSError as exc:
+        raise RubricSpecError(f"cannot read the rubric file {given}: {exc.strerror or exc}") from None
+    return parse_spec_text(text, where=path)
 
 
 def parse_spec_text(text: str, where: str = "<rubric>") -> RubricSpec:
@@ -222,7 +234,32 @@ def parse_spec_text(text: str, where: str = "<rubric>") -> RubricSpec:
         raise RubricSpecError(f"{where}: invalid YAML{line}: {problem}") from None
     if not isinstance(data, dict):
         raise RubricSpecError(f"{where}: a rubric file must be a YAML mapping (name, version, criteria, ...)")
+    _check_size(root, where)
     return validate_spec_data(data, where=where, root=root)
+
+
+MAX_SPEC_VALUES = 100_000  # values a rubric file may hold once its YAML aliases are expanded
+
+
+def _check_size(root: yaml.Node, where: str) -> None:
+    """Refuse a file whose aliases expand to more than :data:`MAX_SPEC_VALUES` values or refer to themselves: the
+    spec is copied, dumped and hashed value by value, so an alias "bomb" of a few lines would never finish."""
+    count = 0
+    stack: list[tuple[yaml.Node, frozenset[int]]] = [(root, frozenset())]
+    while stack:
+        node, parents = stack.pop()
+        count += 1
+        if count > MAX_SPEC_VALUES:
+            raise RubricSpecError(f"{where}: the rubric holds more than {MAX_SPEC_VALUES:,} values once its YAML "
+                                  "aliases are expanded; write the values out or shorten the file")
+        if id(node) in parents:
+            raise RubricSpecError(f"{where}: a YAML alias refers to the value that contains it (line "
+                                  f"{node.start_mark.line + 1}); a rubric's values must not contain themselves")
+        inner = parents | {id(node)}
+        if isinstance(node, yaml.MappingNode):
+            stack.extend((part, inner) for pair in node.value for part in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((child, inner) for child in node.value)
 
 
 def validate_spec_data(data: dict[str, Any], where: str = "<rubric>", root: yaml.Node | None = None) -> RubricSpec:

@@ -8,7 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from judgelab.rubrics import parsing, prompting
+import jinja2
+
+from judgelab.rubrics import parsing, prompting, sandbox
 from judgelab.rubrics.base import JudgeRequest, Mode, ParsedRow, ParseFailure, RowKey
 from judgelab.rubrics.spec import LAYOUT_FIELDS, Criterion, RubricSpec, RubricSpecError
 
@@ -65,10 +67,18 @@ class SpecRubric:
         self.candidate_fields: tuple[str, ...] = tuple(spec.candidate_fields)
         self.scale: tuple[int, int] | None = spec.scale.bounds if spec.scale else None
         self.default_temperature: float | None = spec.temperature
-        self._env = prompting.make_environment()
-        self._templates = {"user": self._template_source(spec.templates.user)}
+        self._env = prompting.make_environment(self.base_dir, BUILTIN_DIR)
+        self._plain_base: dict[str, Any] | None = None
+        self._template_files: dict[str, str] = {}  # field -> the file its template came from
+        self._templates = {"user": self._template_source("user", spec.templates.user)}
         if spec.templates.system:
-            self._templates["system"] = self._template_source(spec.templates.system)
+            self._templates["system"] = self._template_source("system", spec.templates.system)
+        for field, source in self._templates.items():  # compiled now: a bad or hostile template fails at load
+            try:
+                sandbox.compiled(self._env, source)
+            except Exception as exc:
+                raise sandbox.template_error(exc, self._template_where(field)) from None
+        self._included = sandbox.included_sources(self._env, self._templates.values())
         if spec.output.format not in self.output_formats:
             raise RubricSpecError(f"rubric {spec.name!r}: field 'output.format': kind {self.kind!r} parses "
                                   f"{', '.join(sorted(self.output_formats))}, not {spec.output.format!r}")
@@ -123,19 +133,30 @@ class SpecRubric:
             update["language"] = str(params["language"])
         return spec.model_copy(update=update) if update else spec
 
-    def _template_source(self, ref: str) -> str:
-        if ref.endswith(".j2") and "\n" not in ref:
-            # "builtin:NAME.j2" lets a user's YAML anywhere reuse a built-in template
-            base = BUILTIN_DIR if ref.startswith("builtin:") else self.base_dir
-            path = (base / ref.removeprefix("builtin:")).resolve()
-            if not path.exists():
-                raise RubricSpecError(f"rubric {self.spec.name!r}: template file not found: {path}")
+    def _template_source(self, field: str, ref: str) -> str:
+        """A template's text: ``ref`` itself, or the ``.j2`` file it names beside the rubric file ("builtin:NAME.j2"
+        lets a user's YAML anywhere reuse a built-in template); a file elsewhere is refused like an include."""
+        if not (ref.endswith(".j2") and "\n" not in ref):
+            return ref
+        self._template_files[field] = ref
+        try:
+            path = sandbox.resolve_template_file(self.base_dir, ref, BUILTIN_DIR)
             return path.read_text(encoding="utf-8")
-        return ref
+        except jinja2.TemplateNotFound:
+            raise RubricSpecError(f"rubric {self.spec.name!r}: field 'templates.{field}': template file not found: "
+                                  f"{self.base_dir / ref.removeprefix(sandbox.BUILTIN_PREFIX)}") from None
+        except Exception as exc:  # outside the folder, not a regular file, unreadable: one sentence
+            raise sandbox.template_error(exc, self._template_where(field)) from None
+
+    def _template_where(self, field: str) -> str:
+        """How a template is named in an error: the rubric, the spec field and the file it came from."""
+        file = self._template_files.get(field)
+        return f"rubric {self.spec.name!r}, templates.{field}" + (f" ({file})" if file else "")
 
     def template_text(self) -> str:
-        """Every template source of this rubric, joined (what a variant checks its changes can reach)."""
-        return "\n".join(self._templates.values())
+        """Every template source of this rubric and of the files they include, joined (what a variant checks its
+        changes can reach)."""
+        return "\n".join([*self._templates.values(), *self._included.values()])
 
     @property
     def language_name(self) -> str:
@@ -177,13 +198,15 @@ class SpecRubric:
         }
 
     def render_messages(self, context: Mapping[str, Any]) -> list[dict[str, str]]:
-        ctx = {**self.base_context(), **context}
+        if self._plain_base is None:  # the rubric's own values, made plain data once (sandbox.plain)
+            self._plain_base = sandbox.plain(self.base_context())
+        ctx = {**self._plain_base, **context}
         system = (
-            prompting.render(self._env, self._templates["system"], ctx, where=f"{self.name}/system")
+            prompting.render(self._env, self._templates["system"], ctx, where=self._template_where("system"))
             if "system" in self._templates
             else None
         )
-        user = prompting.render(self._env, self._templates["user"], ctx, where=f"{self.name}/user")
+        user = prompting.render(self._env, self._templates["user"], ctx, where=self._template_where("user"))
         return prompting.chat_messages(system, user)
 
     def make_request(
@@ -230,7 +253,7 @@ class SpecRubric:
         blob = json.dumps(
             {
                 "spec": spec,
-                "templates": self._templates,
+                "templates": self._templates if not self._included else {**self._templates, "included": self._included},
                 "kind": self.kind,
                 "code": [self.code_version, prompting.PROMPTING_VERSION, parsing.PARSING_VERSION,
                          VERDICT_RULES_VERSION],

@@ -80,13 +80,26 @@ def read_run(path: str | Path) -> ReportSource:
     else:
         table_file, meta_file = path, path.parent / "run.json"
     table = judgments.load(table_file)
-    meta: dict[str, Any] = json.loads(meta_file.read_text()) if meta_file.exists() else {}
+    meta = _run_meta(meta_file) if meta_file.exists() else {}
     source = ReportSource(table=table, title=f"judge run: {path}", stats=meta.get("stats"), meta=meta)
     if meta.get("summary"):
         source.summary = pd.DataFrame(meta["summary"])
         source.probe = str(meta.get("probe") or "probe")
         source.title = f"{source.probe} probe: {path}"
     return source
+
+
+def _run_meta(path: Path) -> dict[str, Any]:
+    """A run folder's run.json, which someone else may have written: a mapping, else one sentence."""
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or getattr(exc, "msg", None) or str(exc)
+        raise ConfigError(f"cannot read the run's description {path}: {why}; fix or remove it (the table "
+                          "is reported without it)") from None
+    if not isinstance(meta, dict):
+        raise ConfigError(f"the run's description {path} is not a JSON object; fix or remove it")
+    return meta
 
 
 def gather(result: Any, *, items: Any = None, rubric: Any = None, title: str | None = None) -> ReportSource:
@@ -130,12 +143,15 @@ def _attach_items(source: ReportSource, items: Any) -> None:
     try:
         source.items = read_items(data)
     except JudgelabError as exc:
+        if items is not None:  # given explicitly (items= / --data): the user asked for these, say why not
+            raise
         source.notes.append(f"prompts and item texts are not shown: {exc}")
 
 
 def _attach_rubric(source: ReportSource, rubric: Any) -> None:
-    from judgelab.rubrics import list_rubrics, load_rubric
+    from judgelab.rubrics import RubricTemplateError, list_rubrics, load_rubric
 
+    explicit = rubric is not None
     if rubric is None:
         rubric = source.meta.get("rubric_file") or source.meta.get("rubric")
         names = sorted(set(source.table["rubric"].dropna().astype(str)))
@@ -149,12 +165,18 @@ def _attach_rubric(source: ReportSource, rubric: Any) -> None:
     try:
         source.rubric = load_rubric(rubric, **source.meta.get("rubric_params", {})) \
             if isinstance(rubric, str | Path) else rubric
+    except RubricTemplateError:  # a rubric whose templates cannot be rendered (a hostile one) stops the report
+        raise
     except JudgelabError as exc:
+        if explicit:  # given explicitly (rubric= / --rubric): the user asked for it, say why not
+            raise
         source.notes.append(f"prompts are not shown: {exc}")
 
 
 def _rendered_prompts(source: ReportSource) -> dict[str, list[dict[str, str]]]:
     """prompt_hash -> messages, for every recorded prompt the rubric and items reproduce exactly."""
+    from judgelab.rubrics import TemplateRefusedError
+
     table, rubric = source.table, source.rubric
     if rubric is None or source.items is None or "prompt_hash" not in table:
         return {}
@@ -168,6 +190,8 @@ def _rendered_prompts(source: ReportSource) -> dict[str, list[dict[str, str]]]:
         for swapped in orders:
             try:
                 requests = rubric.requests(item, swapped=swapped)
+            except TemplateRefusedError:  # a template that tried what templates may not do stops the report
+                raise
             except (JudgelabError, KeyError, ValueError):  # an item the rubric cannot render: no prompt shown
                 continue
             for request in requests:

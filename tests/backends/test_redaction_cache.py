@@ -6,7 +6,18 @@ from __future__ import annotations
 
 import logging
 
+import pytest
+
+from judgelab.backends import redaction
 from judgelab.backends.redaction import MASK, RedactingFilter, known_secrets, redact, register_secret
+
+
+@pytest.fixture(autouse=True)
+def _fresh_registry(monkeypatch) -> None:
+    # these tests read what is masked before a key is known: keys (and their fragments) registered by earlier
+    # tests in the same process must not count
+    monkeypatch.setattr(redaction, "_REGISTERED", frozenset())
+
 
 LATE_KEY = "sk-late-env-0123456789abcdef"
 OTHER_KEY = "sk-rotated-env-fedcba9876543210"

@@ -55,7 +55,7 @@ def test_http_round_trip_through_litellm_then_the_server_is_gone() -> None:
     with server.start_server(startup_timeout=90) as handle:
         assert handle.base_url.startswith("http://127.0.0.1:") and handle.model_name == "openai/smollm2"
         response = litellm.completion(
-            model=handle.model_name, api_base=handle.base_url, api_key="unused",
+            model=handle.model_name, api_base=handle.base_url, api_key="unused-key",
             messages=[{"role": "user", "content": "Say hello."}], temperature=0, max_tokens=8, timeout=60,
         )
         assert response.choices[0].message.content.strip()
@@ -66,7 +66,7 @@ def test_http_round_trip_through_litellm_then_the_server_is_gone() -> None:
         schema = {"type": "object", "properties": {"score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
                   "required": ["score"], "additionalProperties": False}
         structured = litellm.completion(
-            model=handle.model_name, api_base=handle.base_url, api_key="unused", num_retries=0,
+            model=handle.model_name, api_base=handle.base_url, api_key="unused-key", num_retries=0,
             messages=[{"role": "user", "content": "Rate this greeting from 1 to 5: 'Hello!'"}], temperature=0,
             max_tokens=16, timeout=60,
             response_format={"type": "json_schema", "json_schema": {"name": "rating", "schema": schema}},
@@ -113,10 +113,10 @@ def test_a_server_without_logprobs_answers_and_refuses_logprob_requests() -> Non
     """start_server(logprobs=False) runs llama-cpp with logits_all=False: plain completions work, logprobs do not."""
     with server.start_server(startup_timeout=90, logprobs=False) as handle:
         messages = [{"role": "user", "content": "Say hello."}]
-        response = litellm.completion(model=handle.model_name, api_base=handle.base_url, api_key="unused",
+        response = litellm.completion(model=handle.model_name, api_base=handle.base_url, api_key="unused-key",
                                       messages=messages, temperature=0, max_tokens=4, timeout=60)
         assert 1 <= response.usage.completion_tokens <= 4
         with pytest.raises(Exception, match="logits_all"):
-            litellm.completion(model=handle.model_name, api_base=handle.base_url, api_key="unused",
+            litellm.completion(model=handle.model_name, api_base=handle.base_url, api_key="unused-key",
                                messages=messages, temperature=0, max_tokens=4, timeout=60, logprobs=True,
                                top_logprobs=2, num_retries=0, max_retries=0)

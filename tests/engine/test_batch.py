@@ -34,7 +34,7 @@ def test_submit_then_resume_after_restart_collects_one_table(tmp_path):
                                                    "litellm_provider": "openai", "mode": "chat"}})
     state = tmp_path / "run.state.json"
     with BatchStandIn(_reply, polls_until_done=3) as standin:
-        kw = dict(state_path=state, api_base=standin.base_url, api_key="sk-test", poll_interval=0.01)
+        kw = dict(state_path=state, api_base=standin.base_url, api_key="sk-test-key", poll_interval=0.01)
         first = batch_run(ITEMS, ToyDirect(), "openai/batch-judge", max_wait=0, **kw)
         assert first.status == "validating" and first.table is None
         saved = json.loads(state.read_text())
@@ -60,7 +60,7 @@ def test_submit_then_resume_after_restart_collects_one_table(tmp_path):
 def test_pairwise_swap_batch_and_a_state_file_from_another_run(tmp_path):
     items = [{"item_id": "p0", "answer_a": "x", "answer_b": "y"}]
     with BatchStandIn(lambda body: "A") as standin:
-        kw = dict(state_path=tmp_path / "s.json", api_base=standin.base_url, api_key="k", poll_interval=0.01)
+        kw = dict(state_path=tmp_path / "s.json", api_base=standin.base_url, api_key="sk-local-stub", poll_interval=0.01)
         res = batch_run(items, ToyPairwise(), "openai/unpriced", swap=True, **kw)
         assert set(zip(res.table["condition"], res.table["winner"], strict=True)) == {("original", "A"),
                                                                                       ("swapped", "B")}
@@ -76,7 +76,7 @@ def test_batch_plans_requests_like_run_with_order_and_condition(tmp_path):
     items = [{"item_id": f"p{i}", "answer_a": "x", "answer_b": "y"} for i in range(12)]
     with BatchStandIn(lambda body: "A") as standin:
         res = batch_run(items, ToyPairwise(), "openai/unpriced", state_path=tmp_path / "s.json", order="random",
-                        condition="terse", seed=7, api_base=standin.base_url, api_key="k", poll_interval=0.01)
+                        condition="terse", seed=7, api_base=standin.base_url, api_key="sk-local-stub", poll_interval=0.01)
     t = res.table.set_index("item_id")
     assert len(t) == 12
     for item_id, row in t.iterrows():
@@ -102,7 +102,7 @@ def test_batch_rows_keep_a_reasoning_models_thinking_and_its_tokens(tmp_path):
 
     with BatchStandIn(reply, decorate=decorate) as standin:
         res = batch_run(ITEMS[:3], ToyDirect(), "openai/batch-judge", state_path=tmp_path / "s.json",
-                        api_base=standin.base_url, api_key="sk-test", poll_interval=0.01)
+                        api_base=standin.base_url, api_key="sk-test-key", poll_interval=0.01)
     t = res.table.set_index("item_id")
     assert (t.loc[["i0", "i1"], "score"] == 4).all()  # "score 1" in the thinking is never read
     assert t["reasoning"].str.startswith("Let me weigh").all() and (t["reasoning_tokens"] == 7).all()

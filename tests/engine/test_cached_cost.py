@@ -18,7 +18,7 @@ ITEMS = [{"item_id": f"i{i}", "answer": f"answer number {i}"} for i in range(4)]
 
 
 def _run(srv: StubServer, model: str, cache):
-    return judgelab.run(ITEMS, ToyDirect(), model, api_base=srv.base_url, api_key="sk-test", progress=False,
+    return judgelab.run(ITEMS, ToyDirect(), model, api_base=srv.base_url, api_key="sk-test-key", progress=False,
                         return_stats=True, cache=cache, concurrency=2)
 
 

@@ -44,7 +44,7 @@ def test_table_is_the_product_of_the_axes_with_rubric_version_and_judge(tmp_path
     conditions = {"original": None, "shouted": lambda df: df.assign(response=df["response"].str.upper())}
     with StubServer(_answer) as srv:
         res = judgelab.run_grid(ITEMS, rubrics, MODELS, conditions=conditions, repeats=2, api_base=srv.base_url,
-                                api_key="sk-test", cache=tmp_path / "c.sqlite", progress=False, return_stats=True)
+                                api_key="sk-test-key", cache=tmp_path / "c.sqlite", progress=False, return_stats=True)
         calls = srv.count
     t = judgments.validate(res.table)
     requests = 2 * 2 * 2 * 2 * len(ITEMS)  # rubrics x models x conditions x repeats x items
@@ -73,7 +73,7 @@ def test_one_budget_stops_the_whole_grid_and_loses_no_row():
     actual = 60 * 1e-5
     budget = estimate + 3.5 * actual  # room for exactly 4 calls in the whole grid
     with StubServer(_answer) as srv:
-        res = judgelab.run_grid(items, rubrics, models, api_base=srv.base_url, api_key="k", cache=False,
+        res = judgelab.run_grid(items, rubrics, models, api_base=srv.base_url, api_key="sk-local-stub", cache=False,
                                 concurrency=1, max_cost_usd=budget, progress=False, return_stats=True)
         calls = srv.count
     t = res.table
@@ -96,7 +96,7 @@ def test_a_grid_stopped_half_way_and_rerun_makes_only_the_missing_calls(tmp_path
     with StubServer(_answer, delay_s=0.05) as srv:
         async def first_pass():
             task = asyncio.create_task(judgelab.arun_grid(
-                ITEMS, _rubrics(), MODELS, api_base=srv.base_url, api_key="k", cache=cache_path,
+                ITEMS, _rubrics(), MODELS, api_base=srv.base_url, api_key="sk-local-stub", cache=cache_path,
                 concurrency=2, progress=False))
             while srv.count < stop_after:
                 await asyncio.sleep(0.01)
@@ -111,7 +111,7 @@ def test_a_grid_stopped_half_way_and_rerun_makes_only_the_missing_calls(tmp_path
         stored = len(RequestCache(cache_path))
         total = 2 * 2 * len(ITEMS)
         assert 0 < stored < total
-        res = judgelab.run_grid(ITEMS, _rubrics(), MODELS, api_base=srv.base_url, api_key="k", cache=cache_path,
+        res = judgelab.run_grid(ITEMS, _rubrics(), MODELS, api_base=srv.base_url, api_key="sk-local-stub", cache=cache_path,
                                 concurrency=2, progress=False, return_stats=True)
         second_calls = srv.count - first_calls
     assert second_calls == total - stored == res.stats.api_calls
@@ -127,7 +127,7 @@ def test_a_bad_key_stops_its_model_in_every_cell_and_the_other_model_goes_on(tmp
 
     with StubServer(reply) as srv:
         with pytest.raises(RunAborted) as info:
-            judgelab.run_grid(ITEMS, _rubrics(), MODELS, api_base=srv.base_url, api_key="k",
+            judgelab.run_grid(ITEMS, _rubrics(), MODELS, api_base=srv.base_url, api_key="sk-local-stub",
                               cache=tmp_path / "c.sqlite", concurrency=1, progress=False)
         sent = [r["model"] for r in srv.requests]
     assert sent.count("stub-a") == 1  # one fatal answer stops stub-a in both rubric cells

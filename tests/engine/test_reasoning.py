@@ -42,7 +42,7 @@ def _reasoning_reply(content: str, reasoning: str | None = "Weighing the answer:
 
 def _run(srv, tmp_path, model="openai/stub-reasoner", items=ITEMS, **kw):
     kw.setdefault("cache", tmp_path / "cache.sqlite")
-    return judgelab.run(items, ToyDirect(), model, api_base=srv.base_url, api_key="sk-test", progress=False,
+    return judgelab.run(items, ToyDirect(), model, api_base=srv.base_url, api_key="sk-test-key", progress=False,
                         return_stats=True, **kw)
 
 

@@ -26,7 +26,7 @@ ITEMS = [{"item_id": f"i{i}", "answer": f"answer number {i}"} for i in range(6)]
 
 def _run(server: StubServer, tmp_path, items=ITEMS, rubric=None, **kw):
     kw.setdefault("cache", tmp_path / "cache.sqlite")
-    return judgelab.run(items, rubric or ToyDirect(), MODEL, api_base=server.base_url, api_key="sk-test",
+    return judgelab.run(items, rubric or ToyDirect(), MODEL, api_base=server.base_url, api_key="sk-test-key",
                         progress=False, return_stats=True, **kw)
 
 
@@ -138,7 +138,7 @@ def test_budget_guard_issues_no_call_past_the_budget(tmp_path):
     litellm.register_model({"openai/priced-judge": {"input_cost_per_token": 1e-3, "output_cost_per_token": 1e-3,
                                                      "litellm_provider": "openai", "mode": "chat"}})
     with StubServer(lambda b: '{"score": 1}') as srv:
-        res = judgelab.run(ITEMS, ToyDirect(), "openai/priced-judge", api_base=srv.base_url, api_key="k",
+        res = judgelab.run(ITEMS, ToyDirect(), "openai/priced-judge", api_base=srv.base_url, api_key="sk-local-stub",
                            progress=False, cache=False, concurrency=1, max_cost_usd=0.2, return_stats=True)
     t = res.table
     assert (t["status"] == "skipped_budget").sum() > 0 and (t["status"] == "ok").sum() > 0
@@ -163,7 +163,7 @@ def test_unknown_price_is_nan_not_zero(tmp_path):
 
 def test_dry_run_estimates_without_calls(tmp_path):
     with StubServer(lambda b: '{"score": 1}') as srv:
-        est = judgelab.estimate(ITEMS, ToyDirect(), MODEL, api_base=srv.base_url, api_key="sk-test",
+        est = judgelab.estimate(ITEMS, ToyDirect(), MODEL, api_base=srv.base_url, api_key="sk-test-key",
                                 cache=tmp_path / "cache.sqlite")
         assert srv.count == 0
         with pytest.warns(FutureWarning, match="judgelab.estimate"):  # the old flag returns the same estimate

@@ -17,7 +17,7 @@ ITEMS = pair_items(12)
 def test_live_cascade_escalates_only_inconsistent_items_and_reports_savings(tmp_path):
     gold = {it["item_id"]: it["gold"] for it in ITEMS}
     with server() as srv:
-        kw = {"api_base": srv.base_url, "api_key": "k", "cache": False, "progress": False}
+        kw = {"api_base": srv.base_url, "api_key": "sk-local-stub", "cache": False, "progress": False}
         res = cascade("openai/half", "openai/right1", escalate_when=0.75).run(
             ITEMS, ToyPairwise(), measure_against_strong=True, gold=gold, **kw)
         strong_requests = sum(1 for b in srv.requests if b["model"] == "right1")
@@ -37,7 +37,7 @@ def test_live_cascade_escalates_only_inconsistent_items_and_reports_savings(tmp_
 def test_live_cascade_without_measurement_calls_strong_only_on_escalated(tmp_path):
     with server() as srv:
         res = cascade("openai/half", "openai/right1", escalate_when="inconsistent").run(
-            ITEMS, ToyPairwise(), api_base=srv.base_url, api_key="k", cache=False, progress=False)
+            ITEMS, ToyPairwise(), api_base=srv.base_url, api_key="sk-local-stub", cache=False, progress=False)
         assert sum(1 for b in srv.requests if b["model"] == "right1") == 12  # 6 items x 2 orders
     assert "calls_strong_on_everything" not in set(res.report["metric"])
 
@@ -81,10 +81,10 @@ def test_a_panel_can_be_the_cheap_tier():
 
     gold = {it["item_id"]: it["gold"] for it in ITEMS}
     with server() as srv:
-        members = [{"model": f"openai/{m}", "name": m, "api_base": srv.base_url, "api_key": "k"}
+        members = [{"model": f"openai/{m}", "name": m, "api_base": srv.base_url, "api_key": "sk-local-stub"}
                    for m in ("half", "right1", "right2")]
         res = cascade(panel(members), "openai/right3", escalate_when=0.9,
-                      strong_kwargs={"api_base": srv.base_url, "api_key": "k"}).run(
+                      strong_kwargs={"api_base": srv.base_url, "api_key": "sk-local-stub"}).run(
             ITEMS, ToyPairwise(), cache=False, progress=False)
         strong_requests = sum(1 for b in srv.requests if b["model"] == "right3")
     final = res.table[res.table["judge"] == "cascade:panel:majority->openai/right3"]
@@ -102,7 +102,7 @@ def test_usd_saved_when_prices_are_known():
                                                     "litellm_provider": "openai", "mode": "chat"}})
     with server() as srv:
         res = cascade("openai/halfpriced", "openai/rightpriced", escalate_when=0.75).run(
-            ITEMS, ToyPairwise(), measure_against_strong=True, api_base=srv.base_url, api_key="k", cache=False,
+            ITEMS, ToyPairwise(), measure_against_strong=True, api_base=srv.base_url, api_key="sk-local-stub", cache=False,
             progress=False)
     usd = res.report.set_index("metric").loc["usd_saved"]
     per_call = 60  # the stub reports 50 prompt + 10 completion tokens

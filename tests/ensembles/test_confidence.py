@@ -82,7 +82,7 @@ def test_logprob_confidence_reads_the_cached_reply(tmp_path):
     cache_path = tmp_path / "c.sqlite"
     with StubServer(reply) as srv:
         table = judgelab.run([{"item_id": "i", "answer": "x"}], ToyDirect(), "openai/stub", api_base=srv.base_url,
-                             api_key="k", logprobs=True, cache=cache_path, progress=False)
+                             api_key="sk-local-stub", logprobs=True, cache=cache_path, progress=False)
     out = logprob_confidence(table, str(cache_path), (1, 5))
     assert out["confidence"].iloc[0] == pytest.approx(0.7 / 0.9)
     assert judgments.detail(out.iloc[0])["confidence_source"] == "logprob"

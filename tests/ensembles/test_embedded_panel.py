@@ -23,11 +23,11 @@ ITEMS = pair_items(1)
 def test_panel_and_cascade_with_the_embedded_judge(tmp_path):
     with server() as srv:
         members = [{"model": "local/smollm2", "name": "smol"},
-                   {"model": "openai/right1", "name": "right1", "api_base": srv.base_url, "api_key": "k"},
-                   {"model": "openai/right2", "name": "right2", "api_base": srv.base_url, "api_key": "k"}]
+                   {"model": "openai/right1", "name": "right1", "api_base": srv.base_url, "api_key": "sk-local-stub"},
+                   {"model": "openai/right2", "name": "right2", "api_base": srv.base_url, "api_key": "sk-local-stub"}]
         table = panel(members).run(ITEMS, ToyPairwise(), swap=True, cache=tmp_path / "c.sqlite", progress=False)
         casc = cascade("local/smollm2", "openai/right1", escalate_when=0.75,
-                       strong_kwargs={"api_base": srv.base_url, "api_key": "k"}).run(
+                       strong_kwargs={"api_base": srv.base_url, "api_key": "sk-local-stub"}).run(
             ITEMS, ToyPairwise(), cache=tmp_path / "c.sqlite", progress=False)
     judgments.validate(table)
     smol = table[table["judge"] == "smol"]

@@ -18,7 +18,7 @@ ITEMS = pair_items(12)
 
 
 def _members(base_url):
-    return [{"model": f"openai/{m}", "name": m, "api_base": base_url, "api_key": "sk-test"}
+    return [{"model": f"openai/{m}", "name": m, "api_base": base_url, "api_key": "sk-test-key"}
             for m in ("right1", "right2", "wrong")]
 
 
@@ -75,9 +75,9 @@ def test_member_agreement_reports_alpha_and_pairwise_kappa_with_cis(tmp_path):
 
 def test_position_biased_judge_gets_tie_with_confidence_half(tmp_path):
     with server() as srv:
-        table = judgelab.run(ITEMS, ToyPairwise(), "openai/first", api_base=srv.base_url, api_key="k",
+        table = judgelab.run(ITEMS, ToyPairwise(), "openai/first", api_base=srv.base_url, api_key="sk-local-stub",
                              swap=True, cache=False, progress=False)
-        right = judgelab.run(ITEMS, ToyPairwise(), "openai/right1", api_base=srv.base_url, api_key="k",
+        right = judgelab.run(ITEMS, ToyPairwise(), "openai/right1", api_base=srv.base_url, api_key="sk-local-stub",
                              swap=True, cache=False, progress=False)
     both = position_consistency(pd.concat([table, right], ignore_index=True))
     assert set(both["condition"]) == {POSITION_CONDITION}
@@ -122,7 +122,7 @@ def test_pairwise_tie_between_two_members_is_explicit():
 def test_member_down_leaves_unscored_rows_and_quorum_decides(tmp_path):
     with server() as srv:
         members = _members(srv.base_url)[:2] + [{"model": "openai/right3", "name": "dead",
-                                                  "api_base": "http://127.0.0.1:9/v1", "api_key": "k"}]
+                                                  "api_base": "http://127.0.0.1:9/v1", "api_key": "sk-local-stub"}]
         res = panel(members, quorum=2).run(ITEMS[:4], ToyPairwise(), cache=False, progress=False, max_retries=0,
                                            return_stats=True)
     t = res.table
@@ -137,7 +137,7 @@ def test_member_down_leaves_unscored_rows_and_quorum_decides(tmp_path):
 def test_panel_on_direct_scores_with_mean(tmp_path):
     items = [{"item_id": f"d{i}", "answer": f"a{i}"} for i in range(3)]
     with server() as srv:
-        members = [{"model": f"openai/score-{s}", "name": f"s{s}", "api_base": srv.base_url, "api_key": "k"}
+        members = [{"model": f"openai/score-{s}", "name": f"s{s}", "api_base": srv.base_url, "api_key": "sk-local-stub"}
                    for s in (2, 3, 5)]
         t = panel(members, aggregate="mean").run(items, ToyDirect(), cache=False, progress=False)
     agg = t[t["judge"] == "panel:mean"]

@@ -94,7 +94,7 @@ def serve(reply: Callable[[dict[str, Any]], Any]):
 
 def run_kw(server: StubServer, tmp_path) -> dict[str, Any]:
     """Runner options for a scripted judge: its URL, a throwaway cache, no progress bar."""
-    return {"api_base": server.base_url, "api_key": "sk-test", "cache": tmp_path / "cache.sqlite",
+    return {"api_base": server.base_url, "api_key": "sk-test-key", "cache": tmp_path / "cache.sqlite",
             "progress": False, "concurrency": 8}
 
 

@@ -20,7 +20,7 @@ def first_shown_wins(body):
 
 def test_cli_position_probe_prints_one_json_line(tmp_path, monkeypatch):
     monkeypatch.setenv("JUDGELAB_CACHE", str(tmp_path / "cache.sqlite"))
-    monkeypatch.setenv("STUB_KEY", "sk-test")
+    monkeypatch.setenv("STUB_KEY", "sk-test-key")
     data = tmp_path / "items.jsonl"
     data.write_text("".join(json.dumps({"item_id": f"i{k}", "prompt": f"Question {k}?", "response_a": f"Answer {k}.",
                                         "response_b": f"Reply {k}."}) + "\n" for k in range(8)))
@@ -59,7 +59,7 @@ def test_probe_takes_the_run_flags_with_the_same_meanings(tmp_path, monkeypatch)
 
     litellm.register_model({"openai/cli-priced-judge": {"input_cost_per_token": 1e-3, "output_cost_per_token": 1e-3,
                                                          "litellm_provider": "openai", "mode": "chat"}})
-    monkeypatch.setenv("STUB_KEY", "sk-test")
+    monkeypatch.setenv("STUB_KEY", "sk-test-key")
     data = tmp_path / "items.jsonl"
     data.write_text("".join(json.dumps({"item_id": f"i{k}", "prompt": f"Question {k}?", "response_a": f"Answer {k}.",
                                         "response_b": f"Reply {k}."}) + "\n" for k in range(4)))

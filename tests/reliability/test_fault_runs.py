@@ -41,7 +41,7 @@ def _server(plan: FaultPlan, **kw) -> FaultServer:
 
 def _run(srv: FaultServer, items, *, max_retries: int, max_reasks: int = 1, **kw) -> RunResult:
     kw.setdefault("cache", False)
-    return judgelab.run(items, "direct_score", PRICED_MODEL, api_base=srv.base_url, api_key="sk-test",
+    return judgelab.run(items, "direct_score", PRICED_MODEL, api_base=srv.base_url, api_key="sk-test-key",
                         progress=False, return_stats=True, timeout=TIMEOUT_S, max_retries=max_retries,
                         retry_base_s=0.01,  # the same policy with 10 ms instead of 500 ms: fast tests
                         max_reasks=max_reasks, **kw)

@@ -3,12 +3,20 @@ passed and whichever command wrote.
 
 The planted-key matrix: a DISTINCT key in each place a user can pass one — the provider's environment
 variable (``OPENAI_API_KEY``), ``--api-key-env``, ``api_key=``, inside ``api_base`` as user-info and as an
-``api-key`` query parameter, and an ``api-key`` header in ``extra_params`` — for ``run`` (Python and CLI),
-``probe`` (Python and CLI), ``batch_run``, ``report`` and a panel over two judges. Each scenario searches
-for EVERY planted key (the key, most of it, its URL-encoded and Basic-auth forms) in every file under the
-test's folder (raw bytes, and Parquet cell by cell since its pages may be compressed), captured
-stdout/stderr, every log record at DEBUG (judgelab's, litellm's and the HTTP clients' loggers), and the
-text and traceback of any exception.
+``api-key`` query parameter, an ``api-key`` header in ``extra_params``, and CUSTOM headers with generated
+names (``extra_params={"extra_headers": {NAME: KEY, NAME2: "Bearer " + KEY2}, "headers": {NAME3: KEY3}}``,
+whatever the name) — for ``run`` (Python and CLI), ``probe`` (Python and CLI), ``batch_run``, ``report`` and a
+panel over two judges. The generated keys (seeded) hold regular-expression metacharacters, quotes, ``<>&`` and
+``%``. Each scenario searches for EVERY planted key (the key, most of it, its URL-encoded and Basic-auth
+forms) in every file under the test's folder (raw bytes, and Parquet cell by cell since its pages may be
+compressed; the cache's SQLite file and its WAL included), captured stdout/stderr, every log record at DEBUG
+(judgelab's, litellm's and the HTTP clients' loggers), and the text and traceback of any exception.
+
+Two servers stand in for providers: the leak server below quotes credentials in its errors; the echo server
+(tests/reliability/echo_server.py) quotes every request header and the Authorization value back inside its
+ANSWERS (content, reasoning, system fingerprint, response id) and its error bodies, so the keys come back as
+part of what judgelab stores. A credential shorter than 8 characters is refused in one sentence (it could not
+be masked by value), which the last tests check for every place a credential can be given.
 
 The server (tests/reliability/leak_server.py; no provider is reachable here) quotes back every
 credential it receives in its error messages, bare and inside headers and paths, so the keys come
@@ -22,9 +30,12 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import random
+import string
 import subprocess
 import sys
 import traceback
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -42,6 +53,7 @@ from judgelab.engine.config import RunConfig
 from judgelab.engine.runner import RunAborted
 from judgelab.probes import run_probe
 from tests.engine.batch_standin import BatchStandIn
+from tests.reliability.echo_server import EchoServer
 from tests.reliability.helpers import REPO, cli_env, direct_items, write_jsonl
 from tests.reliability.leak_server import LeakServer
 from tests.support.fault_server import direct_score_answer
@@ -50,6 +62,21 @@ from tests.support.toy_rubrics import ToyDirect
 MODEL = "openai/leak-judge"
 KEYS = {place: f"sk-PLANTED-{place}-{i}f3a9c1e5b2d4f60a8c7e9b1d3f5a7c9" for i, place in enumerate(
     ("env", "flag", "arg", "userinfo", "query", "header", "panel_second", "batch"))}
+# generated (seeded): header names a fixed list of secret names would never hold, and keys full of characters that
+# mean something to a regular expression, a URL, JSON, a Python repr or HTML
+_RNG = random.Random(2021)
+_META = ".*+?()[]{}|^$\\'\"<>&%#=;,/:@!~"
+
+
+def _generated_key(place: str) -> str:
+    return f"gk-{place}-" + "".join(_RNG.choice(string.ascii_letters + string.digits + _META) for _ in range(28))
+
+
+HEADER_NAMES = ["X-" + "".join(_RNG.choice(string.ascii_letters) for _ in range(_RNG.randint(4, 12))) + "-"
+                + "".join(_RNG.choice(string.ascii_letters + string.digits) for _ in range(_RNG.randint(2, 8)))
+                for _ in range(4)]
+KEYS.update({place: _generated_key(place) for place in ("custom", "custom_bearer", "headers_param", "meta",
+                                                           "custom_probe")})
 USER = "judge"  # the user-info name: too short to be a secret, not searched
 PLAN = {"q1": "bad_request", "q2": "server_error"}  # q0 answers, q1 is refused (quoted), q2 fails once then answers
 TOY_ITEMS = [{"item_id": f"i{i}", "answer": f"answer {i}"} for i in range(3)]  # for the batch runs (ToyDirect)
@@ -290,6 +317,78 @@ def _report(out: Path) -> list[str]:
     return [path.read_text(encoding="utf-8")]
 
 
+def _custom_headers() -> dict[str, Any]:
+    return {"extra_headers": {HEADER_NAMES[0]: KEYS["custom"], HEADER_NAMES[1]: "Bearer " + KEYS["custom_bearer"]},
+            "headers": {HEADER_NAMES[2]: KEYS["headers_param"]}}
+
+
+def run_custom_headers_echoed(out: Path, monkeypatch: Any) -> tuple[list[str], set[str]]:
+    """judgelab.run with api_key= (metacharacters), a query key and custom headers against the echo server: answers,
+    reasoning, system fingerprint and error bodies quote every header; then a cached rerun and the HTML report."""
+    items = _items(4)
+    with EchoServer(_answer, {"q1": "bad_request", "q2": "server_error"}) as srv:
+        kw = dict(api_base=_with_query(srv.base_url, KEYS["query"]), api_key=KEYS["meta"], extra_params=_custom_headers(),
+                  cache=out / "cache.sqlite", retry_base_s=0.01, return_stats=True, progress=False)
+        res = judgelab.run(items, "direct_score", MODEL, **kw)
+        again = judgelab.run(items, "direct_score", MODEL, **kw)  # from the cache
+        estimate = judgelab.estimate(items, "direct_score", MODEL, **{k: v for k, v in kw.items()
+                                                                      if k not in ("return_stats", "progress")})
+        received = srv.received()
+    assert again.stats.api_calls == 1 and again.stats.cache_hits == 3  # q1's refusal is asked again, not cached
+    ok = res.table[res.table["status"] == "ok"]
+    assert ok["raw_output"].str.contains('"echo": "you sent', regex=False).all()  # the echo is kept, masked
+    assert ok["reasoning"].str.startswith("thinking about you sent").all()
+    assert ok["system_fingerprint"].str.contains("you sent /v1?api-key=*** with", regex=False).all()
+    assert res.table.loc[res.table["status"] != "ok", "unscored_reason"].str.contains("you sent").all()
+    _save(res.table, out, "judgments")
+    _save(again.table, out, "rerun")
+    judgelab.report(res, out / "report.html", items=items, rubric="direct_score")
+    config = RunConfig(api_base=kw["api_base"], api_key=KEYS["meta"], extra_params=kw["extra_params"])
+    return [repr(res.stats), repr(config), res.table.to_csv(), again.table.to_csv(), repr(estimate)], received
+
+
+def run_verbose_litellm(out: Path, monkeypatch: Any) -> tuple[list[str], set[str]]:
+    """litellm.set_verbose = True (its deprecated mode prints every request with plain print()): judgelab turns it
+    off with a warning, so nothing unmasked reaches stdout; litellm's DEBUG logs stay on and masked."""
+    import litellm
+
+    monkeypatch.setattr(litellm, "set_verbose", True)
+    with EchoServer(_answer) as srv, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = judgelab.run(_items(), "direct_score", MODEL, api_base=srv.base_url, api_key=KEYS["meta"],
+                           extra_params=_custom_headers(), cache=out / "cache.sqlite", progress=False)
+        received = srv.received()
+    assert litellm.set_verbose is False
+    assert any("litellm.set_verbose prints every request" in str(w.message) for w in caught)
+    _save(res, out, "judgments")
+    return [res.to_csv()], received
+
+
+def probe_custom_headers(out: Path, monkeypatch: Any) -> tuple[list[str], set[str]]:
+    """probes.run_probe('position') with a custom header, against the echo server (both orders echoed)."""
+    with EchoServer(_answer, PROBE_PLAN) as srv:
+        result = run_probe("position", PAIRS, "pairwise", MODEL, api_base=srv.base_url,
+                           extra_params={"extra_headers": {HEADER_NAMES[3]: KEYS["custom_probe"]}},
+                           cache=out / "cache.sqlite", progress=False)
+        received = srv.received()
+    _save(result.table, out, "probe")
+    judgelab.report(result, out / "probe.html")
+    return [result.summary_json(), repr(result.meta), result.table.to_csv()], received
+
+
+def cli_run_echo_metacharacters(out: Path, monkeypatch: Any) -> tuple[list[str], set[str]]:
+    """`judgelab run --api-key-env VAR --report` with a key full of metacharacters, against the echo server."""
+    monkeypatch.setenv(FLAG_VAR, KEYS["meta"])
+    data = write_jsonl(out / "items.jsonl", _items())
+    with EchoServer(_answer, {"q1": "bad_request"}) as srv:
+        text = _cli(["run", "--rubric", "direct_score", "--data", str(data), "--model", MODEL, "--api-base",
+                     srv.base_url, "--api-key-env", FLAG_VAR, "--cache", str(out / "cache.sqlite"), "--out",
+                     str(out / "run"), "--report", "--retry-base", "0"])
+        received = srv.received()
+    assert (out / "run" / "report.html").exists()
+    return [text, *_report(out)], received
+
+
 SCENARIOS: dict[str, tuple[Scenario, set[str]]] = {  # scenario -> (how, the places whose key it plants)
     "run: api_key= + query + header": (run_arg_query_header, {"arg", "query", "header"}),
     "run: environment": (run_env, {"env"}),
@@ -300,6 +399,11 @@ SCENARIOS: dict[str, tuple[Scenario, set[str]]] = {  # scenario -> (how, the pla
     "cli run + report: --api-key-env + query": (cli_run_flag_query, {"flag", "query"}),
     "cli run: user-info + environment": (cli_run_userinfo_env, {"userinfo", "env"}),
     "cli probe: --api-key-env + query": (cli_probe, {"flag", "query"}),
+    "run: custom headers + metacharacters, echoed": (run_custom_headers_echoed,
+                                                     {"meta", "query", "custom", "custom_bearer", "headers_param"}),
+    "run: litellm.set_verbose": (run_verbose_litellm, {"meta", "custom", "custom_bearer", "headers_param"}),
+    "probe: custom header, echoed": (probe_custom_headers, {"custom_probe"}),
+    "cli run + report: metacharacters, echoed": (cli_run_echo_metacharacters, {"meta"}),
 }
 # planted keys that cannot reach the (leak) server: user-info (litellm's aiohttp transport refuses a URL with
 # credentials before sending), the environment's key when user-info or api_key= is given too, and the batch key
@@ -385,3 +489,69 @@ def test_cli_subprocess_with_debug_logs_writes_and_prints_no_key(tmp_path):
     assert file_leaks(tmp_path) == {}
     t = judgelab.load(tmp_path / "out" / "judgments.parquet")
     assert t["unscored_reason"].dropna().str.contains("Bearer \\*\\*\\*").any()  # masked, not dropped
+
+
+# ------------------------------------------------------------------ credentials too short to be masked
+SHORT_VALUES = ["k", "sk-test", "a.b*c", "ab$^(x"]  # 1 to 7 characters, some of them regex metacharacters
+PLACES: dict[str, Callable[[str, str], dict[str, Any]]] = {
+    "api_key": lambda v, base: {"api_key": v},
+    "query parameter": lambda v, base: {"api_base": f"{base}?api-key={quote(v, safe='')}"},
+    "user-info (the key as the user name)": lambda v, base: {"api_base": base.replace("http://", f"http://{quote(v, safe='')}@")},
+    "user-info password": lambda v, base: {"api_base": base.replace("http://", f"http://{USER}:{quote(v, safe='')}@")},
+    "custom header": lambda v, base: {"extra_params": {"extra_headers": {HEADER_NAMES[0]: v}}},
+    "bearer header": lambda v, base: {"extra_params": {"extra_headers": {"Authorization": "Bearer " + v}}},
+    "headers=": lambda v, base: {"extra_params": {"headers": {HEADER_NAMES[2]: v}}},
+    "secret-named field": lambda v, base: {"extra_params": {"aws_secret_access_key": v}},
+}
+
+
+@pytest.mark.parametrize("place", list(PLACES))
+@pytest.mark.parametrize("value", SHORT_VALUES)
+def test_a_credential_too_short_to_mask_is_refused_in_one_sentence(place, value):
+    """A credential shorter than 8 characters could not be masked by value without masking ordinary text: wherever
+    it is given, the run is refused before any call, in one sentence naming where it was given (not its value)."""
+    with EchoServer(_answer) as srv:
+        with pytest.raises(redaction.ShortCredentialError) as refused:
+            judgelab.run(_items(1), "direct_score", MODEL, cache=False, progress=False,
+                         **{"api_base": srv.base_url, **PLACES[place](value, srv.base_url)})
+        assert srv.requests == []
+    message = str(refused.value)
+    assert "\n" not in message and f"is {len(value)} character(s) long" in message and "give the real key" in message
+    given = next(iter(PLACES[place](value, "http://h")))  # api_key, api_base or extra_params
+    assert message.startswith(f"the credential given in {given}")
+
+
+def test_short_credentials_are_refused_by_every_entry_point(tmp_path, monkeypatch):
+    """The command line (--api-key-env), a panel member, batch_run and a router deployment refuse a short key too."""
+    from judgelab.backends.router import router_judge
+
+    monkeypatch.setenv(FLAG_VAR, "short")
+    data = write_jsonl(tmp_path / "items.jsonl", _items(1))
+    result = CliRunner().invoke(app, ["run", "--rubric", "direct_score", "--data", str(data), "--model", MODEL,
+                                      "--api-base", "http://127.0.0.1:9/v1", "--api-key-env", FLAG_VAR, "--out",
+                                      str(tmp_path / "out")])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("error: the credential given in api_key is 5 character(s) long")
+    with pytest.raises(redaction.ShortCredentialError):
+        judgelab.panel([{"model": MODEL, "name": "a", "api_base": "http://127.0.0.1:9/v1", "api_key": KEYS["arg"]},
+                        {"model": MODEL, "name": "b", "api_base": "http://127.0.0.1:9/v1", "api_key": "abc"}]).run(
+            _items(1), "direct_score", cache=False, progress=False)
+    with pytest.raises(redaction.ShortCredentialError):
+        judgelab.batch_run(TOY_ITEMS, ToyDirect(), "openai/batch-judge", state_path=tmp_path / "s.json",
+                           api_base="http://127.0.0.1:9/v1", api_key="abc")
+    with pytest.raises(redaction.ShortCredentialError):
+        router_judge([{"api_base": "http://127.0.0.1:9/v1", "api_key": "abc"}], model=MODEL)
+
+
+def test_masking_is_by_value_wherever_the_value_appears():
+    """Unit view of the rules: every header value is masked whatever its name (also in a mapping), a key is masked
+    inside other text and in its escaped forms, and so is what is left of it after a shape-based masker cut it."""
+    key = KEYS["custom"]
+    redaction.register_credentials(None, None, {"extra_headers": {"X-Whatever": key}})
+    assert redaction.redact({"extra_headers": {"X-Whatever": key, "X-Plain": "anything"}}) == \
+        {"extra_headers": {"X-Whatever": "***", "X-Plain": "***"}}
+    for text in (f"prefix{key}suffix", json.dumps({"a": key}), json.dumps(json.dumps({"a": key})), repr(key),
+                 quote(key, safe=""), __import__("html").escape(key)):
+        assert leaks(redaction.redact(text)) == set(), text
+    cut = next(i for i, c in enumerate(key) if not c.isalnum() and len(key) - i > 9)
+    assert key[cut + 1:] not in redaction.redact("REDACTED" + key[cut:])  # litellm's "Bearer <word>" mask left this

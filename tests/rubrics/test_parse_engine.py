@@ -34,7 +34,7 @@ def _run(tmp_path: Path, items: list[dict]):  # type: ignore[no-untyped-def,type
     (tmp_path / "r.yaml").write_text(DIRECT)
     rubric = load_rubric(tmp_path / "r.yaml")
     with StubServer(_reply) as server:
-        table = judgelab.run(items, rubric, "openai/stub-reasoner", api_base=server.base_url, api_key="sk-test",
+        table = judgelab.run(items, rubric, "openai/stub-reasoner", api_base=server.base_url, api_key="sk-test-key",
                              cache=tmp_path / "cache.sqlite", progress=False)
     return table.set_index(["item_id", "criterion"])
 

@@ -41,7 +41,7 @@ def reader(body: dict) -> str:
 def _demo(judge, tmp_path: Path) -> tuple[list[str], object, int]:
     lines: list[str] = []
     with StubServer(judge) as srv:
-        result = run_demo(tmp_path / "out", model=MODEL, api_base=srv.base_url, api_key="sk-test",
+        result = run_demo(tmp_path / "out", model=MODEL, api_base=srv.base_url, api_key="sk-test-key",
                           cache=tmp_path / "cache.sqlite", progress=False, echo=lines.append)
         calls = srv.count
     return lines, result, calls
