@@ -145,6 +145,7 @@ def check_design(
     split: Collection[str] = (),
     aggregate: str | None = None,
     ignore: Collection[str] = (),
+    by_hint: Sequence[str] | None = None,
     statistic: str = "this statistic",
 ) -> None:
     """Raise :class:`AmbiguousQuestionError` unless each design column holds one value over ``rows`` (rule 1).
@@ -153,7 +154,8 @@ def check_design(
     per rater for the mergeable columns); None when the variables are columns, and then ``judge`` is a
     design column too. ``split``: columns a ``by=`` (or a per-criterion grouping) already splits on.
     ``aggregate``: set when the caller merges a rater's rows of one key. ``ignore``: columns that play
-    another role here (the item or rater column of a long frame).
+    another role here (the item or rater column of a long frame). ``by_hint``: the caller's current
+    ``by`` columns, so the fix names the whole grouping (``by=('run_id', 'judge', 'criterion')``).
     """
     if rows.empty:
         return
@@ -166,14 +168,14 @@ def check_design(
         values = pd.unique(rows[col].astype(object))
         if len(values) > 1:
             who = "" if rater is None else _raters_phrase(rows, rater)
-            raise AmbiguousQuestionError(_message(col, values, who, mergeable=False))
+            raise AmbiguousQuestionError(_message(col, values, who, mergeable=False, by_hint=by_hint))
     if aggregate is not None or not merge_cols:
         return
     if rater is None:
         for col in merge_cols:
             values = pd.unique(rows[col].astype(object))
             if len(values) > 1:
-                raise AmbiguousQuestionError(_message(col, values, "", mergeable=False))
+                raise AmbiguousQuestionError(_message(col, values, "", mergeable=False, by_hint=by_hint))
         return
     counts = rows[[rater, *merge_cols]].astype(object).groupby(rater, sort=False, dropna=False).nunique(dropna=False)
     for col in merge_cols:
@@ -191,28 +193,31 @@ def _raters_phrase(rows: pd.DataFrame, rater: str) -> str:
     return f" for {plural} {_names(names[:4])}" + (", ..." if len(names) > 4 else "")
 
 
-def _message(col: str, values: Sequence[Any], who: str, *, mergeable: bool) -> str:
+def _message(col: str, values: Sequence[Any], who: str, *, mergeable: bool,
+             by_hint: Sequence[str] | None = None) -> str:
     plural = _PLURAL.get(col, f"{col} values")
     singular = col.replace("_", " ")
-    fix = (f"pass by={col!r} for one row per {singular}, filter the table to one, or merge a rater's rows of one "
+    by = repr(col) if not by_hint else repr((*by_hint, col))
+    fix = (f"pass by={by} for one row per {singular}, filter the table to one, or merge a rater's rows of one "
            "key with aggregate='mean' | 'median' | 'first'" if mergeable else
-           f"pass by={col!r} for one row per {singular}, or filter the table to one")
+           f"pass by={by} for one row per {singular}, or filter the table to one")
     return f"this table has {len(values)} {plural} ({describe_values(values)}){who}: {fix}"
 
 
 def check_value_column(rows: pd.DataFrame, value: str, *, who: str, numeric: bool = False) -> None:
     """Raise when ``value`` is not a column of the judgments table, or none of ``rows``' scored rows has it,
-    naming the column that does hold these raters' values (rule 4)."""
+    naming the column that does hold these raters' values (rule 4). ``who``: the raters, for the message."""
     scored = rows[is_scored(rows)] if "status" in rows.columns else rows
-    holding = [c for c in VALUE_COLUMNS if c in scored.columns and c != value and scored[c].notna().any()]
     if value in rows.columns and (scored.empty or scored[value].notna().any()):
         return
+    order = ("verdict", "winner", "score") if value == "label" else VALUE_COLUMNS
+    holding = [c for c in order if c in scored.columns and c != value and scored[c].notna().any()]
     kind = "labels" if holding and holding[0] != "score" else "values"
-    where = f"{who}'s {kind} are in {holding[0]!r}: pass value={holding[0]!r}" if holding else \
-        f"{who} has no scored value in any of {', '.join(map(repr, VALUE_COLUMNS))}"
+    where = f"their {kind} are in {holding[0]!r}: pass value={holding[0]!r}" if holding else \
+        f"they have no scored value in any of {', '.join(map(repr, VALUE_COLUMNS))}"
     if value not in rows.columns:
+        label = " (from_frame's label= column is stored in 'verdict')" if value == "label" else ""
         raise StatsInputError(
             f"value={value!r} is not a column of this judgments table, which keeps a rater's value in 'score' "
-            f"(numbers), 'winner' (pairwise A/B/TIE) or 'verdict' (other labels); {where}")
-    hint = " (a statistic of numbers reads numeric labels too)" if numeric and kind == "labels" else ""
-    raise StatsInputError(f"{who} has no {value!r} in this table; {where}{hint}")
+            f"(numbers), 'winner' (pairwise A/B/TIE) or 'verdict' (other labels){label}; for {who} {where}")
+    raise StatsInputError(f"no scored row of {who} has a {value!r} value in this table; {where}")

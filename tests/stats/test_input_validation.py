@@ -84,7 +84,7 @@ def test_unknown_judge_lists_the_judges_of_the_table() -> None:
     with pytest.raises(StatsInputError, match=r"judge\(s\) \['gpt-5'\] have no rows.*'a', 'b', 'c'"):
         stats.spearman("gpt-5", "a", data=_table(), **FAST)
     with pytest.raises(StatsInputError, match=r"judge\(s\) \['gpt-5'\] have no rows in the data"):
-        stats.agreement_matrix(_table(), judges=["a", "gpt-5"], **FAST)
+        stats.agreement_matrix(_table(), raters=["a", "gpt-5"], **FAST)
     table = _table().assign(c=_table()["score"])  # "c" is a column too: a judge and a column cannot be mixed
     with pytest.raises(StatsInputError, match=r"column 'a' \(given as x\) is not in the data frame.*'a' is a "
                        "judge of this frame"):
