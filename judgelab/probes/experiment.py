@@ -23,10 +23,12 @@ from judgelab.errors import ConfigError
 from judgelab.probes.perturbations import Perturbation
 from judgelab.rubrics.base import Rubric
 from judgelab.stats import DEFAULT_RESAMPLES, bootstrap_ci
+from judgelab.stats._question import check_design
 from judgelab.stats.tidy import join_notes, result_row
 
 __all__ = [
-    "PAIR_POLICY", "POINTS", "PairedChanges", "PerturbedRun", "candidate_field", "change_metric", "condition_values",
+    "PAIR_POLICY", "POINTS", "PairedChanges", "PerturbedRun", "candidate_field", "change_metric", "check_one_run",
+    "condition_values",
     "infer_mode", "item_values", "paired_changes", "paired_shift_rows", "perturb_items", "perturbed_conditions",
     "prepare", "proportion_row", "resolve_rubric", "run_conditions", "run_once", "run_perturbed", "shift_row",
     "verdict_values", "wilcoxon_p",
@@ -202,7 +204,23 @@ def _select(table: pd.DataFrame, criterion: str, judge: str | None) -> pd.DataFr
     judges = rows["judge"].dropna().unique()
     if len(judges) > 1:
         raise ConfigError(f"the table holds several judges {sorted(map(str, judges))}; pass judge=<one of them>")
+    check_one_run(rows)
     return rows
+
+
+def check_one_run(rows: pd.DataFrame) -> None:
+    """Refuse rows that would be averaged across runs: within a condition one rubric and rubric version, and one
+    row per item, condition and repeat (a probe averages an item's repeats, nothing else; rule 1 of
+    :mod:`judgelab.stats._question`)."""
+    check_design(rows, rater="condition", ignore=("condition", "repeat", "criterion", "side", "judge"),
+                 fix="filter the table to one before the analysis (a condition's verdicts come from one rubric)",
+                 statistic="the probe")
+    keys = [c for c in ("item_id", "condition", "repeat") if c in rows.columns]
+    dup = rows.duplicated(keys, keep=False)
+    if dup.any():
+        first = rows.loc[dup, keys].iloc[0].tolist()
+        raise ConfigError(f"{int(dup.sum())} rows share an item, condition and repeat (first: {first}), e.g. two runs "
+                          "of one judge: filter the table to one run_id")
 
 
 def paired_shift_rows(

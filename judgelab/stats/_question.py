@@ -146,6 +146,7 @@ def check_design(
     aggregate: str | None = None,
     ignore: Collection[str] = (),
     by_hint: Sequence[str] | None = None,
+    fix: str | None = None,
     statistic: str = "this statistic",
 ) -> None:
     """Raise :class:`AmbiguousQuestionError` unless each design column holds one value over ``rows`` (rule 1).
@@ -156,6 +157,7 @@ def check_design(
     ``aggregate``: set when the caller merges a rater's rows of one key. ``ignore``: columns that play
     another role here (the item or rater column of a long frame). ``by_hint``: the caller's current
     ``by`` columns, so the fix names the whole grouping (``by=('run_id', 'judge', 'criterion')``).
+    ``fix``: the fix to name instead (a function without ``by=``, e.g. a probe's analysis).
     """
     if rows.empty:
         return
@@ -168,14 +170,14 @@ def check_design(
         values = pd.unique(rows[col].astype(object))
         if len(values) > 1:
             who = "" if rater is None else _raters_phrase(rows, rater)
-            raise AmbiguousQuestionError(_message(col, values, who, mergeable=False, by_hint=by_hint))
+            raise AmbiguousQuestionError(_message(col, values, who, mergeable=False, by_hint=by_hint, fix=fix))
     if aggregate is not None or not merge_cols:
         return
     if rater is None:
         for col in merge_cols:
             values = pd.unique(rows[col].astype(object))
             if len(values) > 1:
-                raise AmbiguousQuestionError(_message(col, values, "", mergeable=False, by_hint=by_hint))
+                raise AmbiguousQuestionError(_message(col, values, "", mergeable=False, by_hint=by_hint, fix=fix))
         return
     counts = rows[[rater, *merge_cols]].astype(object).groupby(rater, sort=False, dropna=False).nunique(dropna=False)
     for col in merge_cols:
@@ -184,7 +186,7 @@ def check_design(
             name = several[0]
             values = pd.unique(rows.loc[rows[rater].astype(object) == name, col].astype(object))
             who = f" for {rater} {name!r}" if isinstance(name, str) else f" for {rater} {name}"
-            raise AmbiguousQuestionError(_message(col, values, who, mergeable=True))
+            raise AmbiguousQuestionError(_message(col, values, who, mergeable=fix is None, fix=fix))
 
 
 def _raters_phrase(rows: pd.DataFrame, rater: str) -> str:
@@ -194,8 +196,10 @@ def _raters_phrase(rows: pd.DataFrame, rater: str) -> str:
 
 
 def _message(col: str, values: Sequence[Any], who: str, *, mergeable: bool,
-             by_hint: Sequence[str] | None = None) -> str:
+             by_hint: Sequence[str] | None = None, fix: str | None = None) -> str:
     plural = _PLURAL.get(col, f"{col} values")
+    if fix is not None:
+        return f"this table has {len(values)} {plural} ({describe_values(values)}){who}: {fix}"
     singular = col.replace("_", " ")
     by = repr(col) if not by_hint else repr((*by_hint, col))
     fix = (f"pass by={by} for one row per {singular}, filter the table to one, or merge a rater's rows of one "
