@@ -113,7 +113,7 @@ def _trend_row(trend: pd.DataFrame, metric: str, seed: int, n_resamples: int) ->
     """Spearman correlation of words added with the change, resampling items (each has several lengths)."""
     name = f"{metric}_vs_words_added"
     if len(trend) < 3 or trend["words_added"].nunique() < 2:
-        return result_row(name, math.nan, n=len(trend), method="Spearman",
+        return result_row(name, math.nan, n=len(trend), method="Spearman", policy=PAIR_POLICY,
                           note="needs >= 3 complete pairs over >= 2 padding lengths")
     frame = spearman(trend["words_added"].to_numpy(float), trend["change"].to_numpy(float),
                      cluster=trend["item_id"].to_numpy(), seed=seed, n_resamples=n_resamples)

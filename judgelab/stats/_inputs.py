@@ -39,7 +39,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from judgelab.judgments import is_scored
+from judgelab.judgments import VALUE_COLUMNS, is_scored
 from judgelab.stats._question import (
     DESIGN_COLUMNS,
     AmbiguousQuestionError,
@@ -369,15 +369,18 @@ def resolve(
         split = [*split, *(v for v in labels.values() if isinstance(v, str) and v in DESIGN_COLUMNS)]
         if judge_names:
             _check_known_judges(data, names)
-            check_scored_judges(data, names)
-            rows = data[data["judge"].isin(names)]
-            check_value_column(rows, table_value, who=_who("judge", names), numeric=numeric)
-            check_design(rows_read(rows, table_value), rater="judge", split=split, aggregate=aggregate,
-                         statistic=statistic)
             wanted = [cluster, *labels.values()]
             keep = [k for k in wanted if isinstance(k, str) and k in data.columns]
             keep = list(dict.fromkeys(k for k in keep if k not in ("item_id", "criterion", "side")))
-            data = pair_judges(data, names, keep=keep, value=table_value, aggregate=aggregate)
+            # only the named judges' rows and the columns read: a judgments table has ~35 columns
+            columns = [c for c in dict.fromkeys(("item_id", "criterion", "side", "judge", "status", *VALUE_COLUMNS,
+                                                 table_value, *DESIGN_COLUMNS, *keep)) if c in data.columns]
+            rows = data.loc[data["judge"].isin(names).to_numpy(dtype=bool), columns]
+            check_scored_judges(rows, names)
+            check_value_column(rows, table_value, who=_who("judge", names), numeric=numeric)
+            check_design(rows_read(rows, table_value), rater="judge", split=split, aggregate=aggregate,
+                         statistic=statistic)
+            data = pair_judges(rows, names, keep=keep, value=table_value, aggregate=aggregate)
             paired = True
         elif aggregate is not None:
             raise StatsInputError("aggregate= merges a judge's duplicate rows; it applies when the variables name "
@@ -456,9 +459,10 @@ def check_scored_judges(table: pd.DataFrame, names: Sequence[str], judge: str = 
     """Raise :class:`EmptyInputError` when a named judge has rows but none of them is scored."""
     if "status" not in table.columns:
         return
+    scored = is_scored(table).groupby(table[judge].astype(object)).any()
     for name in names:
-        rows = table[table[judge] == name]
-        if len(rows) and not is_scored(rows).any():
+        if name in scored.index and not scored[name]:
+            rows = table[table[judge] == name]
             raise EmptyInputError(f"judge {name!r} has {len(rows)} rows and none is scored (status 'ok'): "
                                   f"{status_summary(rows)}; a table built without statuses needs status='ok' on "
                                   "its scored rows")
@@ -535,6 +539,8 @@ def per_group(compute: Callable[[pd.DataFrame], pd.DataFrame], data: pd.DataFram
             where = ", ".join(f"{c}={v!r}" for c, v in zip(cols, values, strict=True))
             raise type(exc)(f"{where}: {exc}") from exc
         for col, v in reversed(list(zip(cols, values, strict=True))):
+            if col in frame.columns:  # the statistic's own column of that name (e.g. criterion "all") gives way
+                frame = frame.drop(columns=col)
             frame.insert(0, col, v)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)

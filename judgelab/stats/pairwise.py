@@ -98,7 +98,7 @@ def pairwise_accuracy(
     ]
     if missing:
         raise PairwiseInputError(f"pairwise table is missing columns: {', '.join(missing)}")
-    gold_by_item, gold_judge = _gold_labels(table, gold)
+    gold_judge = gold if isinstance(gold, str) else None
     judged = table[table["judge"] != gold_judge] if gold_judge else table
     judged = judged[judged["condition"].isin(conditions)]
     if judged.empty:
@@ -110,6 +110,9 @@ def pairwise_accuracy(
     for key, group in judged.groupby(list(by), sort=True, dropna=False):
         keys = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
         verdicts, has_row = _verdict_matrix(group, conditions)
+        # gold per item, of the group's criterion when the gold rows are per criterion
+        gold_rows = table if "criterion" not in keys else table[table["criterion"] == keys["criterion"]]
+        gold_by_item, _ = _gold_labels(gold_rows if gold_judge else table, gold)
         labels = gold_by_item.reindex(verdicts.index)
         if labels.isna().any():
             lacking = list(verdicts.index[labels.isna()][:5])
@@ -185,6 +188,8 @@ def pairwise_agreement(
                        (f"gold {gold_names}", votes)):
         if rows.empty:
             raise PairwiseInputError(f"no rows of {name} in the table")
+    check_design(rows_read(judged, "winner"), rater=None, split=by, ignore=() if condition is None else ("condition",),
+                 by_hint=by, statistic="pairwise_agreement")
     out = []
     for key, group in judged.groupby(list(by), sort=True, dropna=False):
         keys = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
@@ -205,6 +210,11 @@ def pairwise_agreement(
         gold_votes = votes
         for col, value in keys.items():
             gold_votes = gold_votes[gold_votes[col].isna()] if pd.isna(value) else gold_votes[gold_votes[col] == value]
+        twice = gold_votes.duplicated(["item_id", "judge"], keep=False)
+        if twice.any():  # a rater's one vote counted twice would invent agreement
+            raise PairwiseInputError(
+                f"gold raters need one vote per item: {describe_duplicates(gold_votes[twice], ['item_id', 'judge'])}"
+                "; filter the gold rows to one condition and repeat")
         paired = gold_votes[["item_id", "winner"]].rename(columns={"winner": "gold"})
         paired = paired[paired["item_id"].isin(verdict.index)]
         paired = paired.assign(judge=verdict.reindex(paired["item_id"]).to_numpy())
