@@ -17,8 +17,8 @@ Reported (each with n, an interval and the method):
   side A's win rate (ties count half) and, when gold labels are present, accuracy; when the judge
   states confidences, ``swap_rule_confidence`` is their mean after the swap-consistency rule.
 
-Unscored verdicts (an unscored row, or an order with no row) are handled the same way in EVERY
-row of the summary: ``unscored="exclude"`` leaves an item with an unscored order out (of the
+Unscored verdicts are handled the same way in EVERY row of the summary (an item with no row at all in
+one order is an absent input, left out under both policies and counted in the note): ``unscored="exclude"`` leaves an item with an unscored order out (of the
 consistency, flip and first-position rates and of every calibrated verdict, win rate and
 accuracy), counted in each row's note; ``"tie"`` counts an unscored verdict as a TIE (LLMBar's
 convention), so every item stays in. With ``unscored="tie"`` and no stated confidences, the
@@ -125,16 +125,22 @@ def analyze(
 def apply_unscored(pairs: pd.DataFrame, unscored: Unscored) -> tuple[pd.DataFrame, str]:
     """The items and verdicts every statistic of the probe uses, and the note that says how.
 
-    "tie": an unscored (or absent) verdict becomes a TIE; "exclude": an item with one is left out.
+    "tie": an unscored verdict becomes a TIE; "exclude": an item with one is left out. An item with no row in
+    one order (an absent input, not an unscored verdict) is left out under both policies, and counted.
     """
+    absent = ~pairs["row_original"] | ~pairs["row_swapped"] if "row_original" in pairs else \
+        pd.Series(False, index=pairs.index)
+    absent_note = (f"{int(absent.sum())} item(s) without a row in one order left out (an absent verdict is not an "
+                   "unscored one)") if absent.any() else ""
+    pairs = pairs[~absent]
     missing = pairs["winner_original"].isna() | pairs["winner_swapped"].isna()
     n = int(missing.sum())
     if unscored == "tie":
         used = pairs.assign(winner_original=pairs["winner_original"].astype(object).where(
             pairs["winner_original"].notna(), "TIE"), winner_swapped=pairs["winner_swapped"].astype(object).where(
             pairs["winner_swapped"].notna(), "TIE"))
-        return used, f"{n} item(s) with an unscored order: counted as TIE" if n else ""
-    return pairs[~missing], f"{n} item(s) with an unscored order excluded" if n else ""
+        return used, join_notes(f"{n} item(s) with an unscored order: counted as TIE" if n else "", absent_note)
+    return pairs[~missing], join_notes(f"{n} item(s) with an unscored order excluded" if n else "", absent_note)
 
 
 def both_orders(table: pd.DataFrame, *, criterion: str, judge: str | None, gold: str,
@@ -180,7 +186,10 @@ def both_orders(table: pd.DataFrame, *, criterion: str, judge: str | None, gold:
         ok = is_scored(part)
         out[f"winner_{name}"] = part["winner"].where(ok).astype(object)
         out[f"confidence_{name}"] = part["confidence"].where(ok).astype(float)
-    pairs = pd.DataFrame(out)  # an item missing an order gets a missing winner there
+        out[f"row_{name}"] = pd.Series(True, index=part.index)
+    pairs = pd.DataFrame(out)  # an item missing an order gets a missing winner there, and row_<order> False
+    for name in ("original", "swapped"):
+        pairs[f"row_{name}"] = pairs[f"row_{name}"].notna()
     pairs.index = pairs.index.astype(str)
     return pairs, gold_labels
 
