@@ -76,15 +76,15 @@ def consolidated(table: pd.DataFrame, judge: str, conditions: tuple[str, str] = 
     """One verdict per item for ``judge``: swap-consolidated when both orders exist, else its only order."""
     rows = table[(table["judge"] == judge) & table["side"].isna()]
     if rows.empty:
-        raise ConfigError(f"judge {judge!r} has no whole-answer rows in the table")
+        raise ValueError(f"judge {judge!r} has no whole-answer rows in the table")
     if rows["criterion"].nunique() > 1:  # per-criterion winners too: the cascade decides on the overall verdict
         if not (rows["criterion"] == "overall").any():
-            raise ConfigError(f"judge {judge!r} has several criteria and no 'overall' verdict to screen on")
+            raise ValueError(f"judge {judge!r} has several criteria and no 'overall' verdict to screen on")
         rows = rows[rows["criterion"] == "overall"]
     if set(conditions) <= set(rows["condition"]):
         return position_consistency(rows, conditions=conditions)
     if rows["condition"].nunique() > 1:
-        raise ConfigError(f"judge {judge!r} has conditions {sorted(set(rows['condition']))}; expected {conditions} "
+        raise ValueError(f"judge {judge!r} has conditions {sorted(set(rows['condition']))}; expected {conditions} "
                          "or a single condition")
     return rows.reset_index(drop=True)
 
@@ -95,7 +95,7 @@ def escalation_mask(verdicts: pd.DataFrame, escalate_when: EscalateWhen) -> np.n
     if callable(escalate_when):
         chosen = np.asarray(escalate_when(verdicts), dtype=bool)
         if chosen.shape != unscored.shape:
-            raise ConfigError(f"escalate_when returned {chosen.shape[0]} values for {len(verdicts)} verdicts")
+            raise ValueError(f"escalate_when returned {chosen.shape[0]} values for {len(verdicts)} verdicts")
     elif isinstance(escalate_when, int | float) and not isinstance(escalate_when, bool):
         conf = verdicts["confidence"].astype(float).to_numpy()
         chosen = ~(conf >= float(escalate_when))  # a missing confidence escalates too
@@ -113,7 +113,7 @@ def _check_rule(escalate_when: EscalateWhen) -> None:
     if callable(escalate_when) or escalate_when in ("inconsistent", "tie"):
         return
     if isinstance(escalate_when, bool) or not isinstance(escalate_when, int | float) or not 0 <= escalate_when <= 1:
-        raise ConfigError(f"escalate_when must be a confidence threshold in [0, 1], 'inconsistent', 'tie' or a "
+        raise ValueError(f"escalate_when must be a confidence threshold in [0, 1], 'inconsistent', 'tie' or a "
                          f"function, not {escalate_when!r}")
 
 
@@ -136,7 +136,7 @@ def cascade_rows(cheap: pd.DataFrame, strong: pd.DataFrame, escalate: np.ndarray
     for (_, row), up in zip(cheap.iterrows(), escalate, strict=True):
         src = strong_by_item.loc[row["item_id"]] if up and row["item_id"] in strong_by_item.index else row
         if up and row["item_id"] not in strong_by_item.index:
-            raise ConfigError(f"item {row['item_id']!r} was escalated but the strong judge has no verdict for it")
+            raise ValueError(f"item {row['item_id']!r} was escalated but the strong judge has no verdict for it")
         new = {c: src[c] for c in ("criterion", "status", "unscored_reason", "winner", "verdict", "score",
                                    "confidence", "condition", "rubric", "rubric_version")}
         new.update(run_id=f"{name}:{row['run_id']}", item_id=row["item_id"], judge=name, repeat=0,

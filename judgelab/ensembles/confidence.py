@@ -29,7 +29,6 @@ import pandas as pd
 from judgelab import judgments
 from judgelab.engine.cache import RequestCache
 from judgelab.engine.logprobs import score_probabilities  # the same score token as the expected score
-from judgelab.errors import ConfigError
 from judgelab.rubrics import combine_swapped_passes
 
 __all__ = ["POSITION_CONDITION", "chosen_score_probability", "key_groups", "logprob_confidence",
@@ -62,7 +61,7 @@ def position_consistency(table: pd.DataFrame, *, judges: Sequence[str] | None = 
         rows = rows[rows["judge"].isin(list(judges))]
     rows = rows[rows["winner"].notna() | ~judgments.is_scored(rows)]
     if rows.empty:
-        raise ConfigError(f"no pairwise verdict rows with condition in {conditions} to consolidate")
+        raise ValueError(f"no pairwise verdict rows with condition in {conditions} to consolidate")
     keys = ["run_id", "judge", "item_id", "criterion", "repeat"]
     rows = rows.reset_index(drop=True)
     group = rows.groupby(keys, sort=False, dropna=False, observed=True).ngroup().to_numpy()  # order of appearance
@@ -101,7 +100,7 @@ def _pass_rows(rows: pd.DataFrame, group: np.ndarray, n_groups: int, condition: 
     """Per group, the position of its ``condition`` row (-1 where it has none); two such rows raise."""
     at = np.flatnonzero((rows["condition"] == condition).to_numpy())
     if (np.bincount(group[at], minlength=n_groups) > 1).any():
-        raise ConfigError(f"several {condition!r} rows for one judge/item/criterion/repeat")
+        raise ValueError(f"several {condition!r} rows for one judge/item/criterion/repeat")
     out = np.full(n_groups, -1)
     out[group[at]] = at
     return out

@@ -41,10 +41,9 @@ import numpy as np
 import pandas as pd
 
 from judgelab import judgments
-from judgelab.engine.runner import JudgeObjectError, RunAborted, RunStats, arun
+from judgelab.engine.runner import RunAborted, RunStats, arun
 from judgelab.engine.sync import run_sync
 from judgelab.ensembles.confidence import key_groups
-from judgelab.errors import ConfigError
 
 __all__ = ["GROUP_KEYS", "RULES", "TIE_RULES", "Member", "Panel", "PanelResult", "Rule", "TieRule", "aggregate_panel",
            "panel"]
@@ -80,7 +79,7 @@ def _member(spec: Any, weight: float | None) -> Member:
     if isinstance(spec, Mapping):
         unknown = set(spec) - {"model", "name", "api_base", "api_key", "weight"}
         if unknown or "model" not in spec:
-            raise ConfigError(f"a panel member mapping needs 'model' (and may have name, api_base, api_key, "
+            raise ValueError(f"a panel member mapping needs 'model' (and may have name, api_base, api_key, "
                              f"weight); got keys {sorted(spec)}")
         model = spec["model"]
         name = spec.get("name") or (model if isinstance(model, str) else model.model_name)
@@ -88,7 +87,7 @@ def _member(spec: Any, weight: float | None) -> Member:
         return Member(model, str(name), spec.get("api_base"), spec.get("api_key"), float(w))
     if hasattr(spec, "model_name") and hasattr(spec, "acall"):
         return Member(spec, str(spec.model_name), weight=1.0 if weight is None else weight)
-    raise JudgeObjectError(f"a panel member must be a model name, a mapping or a judge object, not {type(spec).__name__}")
+    raise TypeError(f"a panel member must be a model name, a mapping or a judge object, not {type(spec).__name__}")
 
 
 class Panel:
@@ -98,30 +97,30 @@ class Panel:
                  weights: Mapping[str, float] | Sequence[float] | None = None, tie: TieRule = "tie",
                  quorum: int | None = None, score_tolerance: float = 0.5) -> None:
         if aggregate not in RULES:
-            raise ConfigError(f"aggregate must be one of {RULES}, not {aggregate!r}")
+            raise ValueError(f"aggregate must be one of {RULES}, not {aggregate!r}")
         if tie not in TIE_RULES:
-            raise ConfigError(f"tie must be one of {TIE_RULES}, not {tie!r}")
+            raise ValueError(f"tie must be one of {TIE_RULES}, not {tie!r}")
         if len(members) < 2:
-            raise ConfigError("a panel needs at least two members")
+            raise ValueError("a panel needs at least two members")
         listed = list(weights) if weights is not None and not isinstance(weights, Mapping) else None
         if listed is not None and len(listed) != len(members):
-            raise ConfigError(f"weights has {len(listed)} values for {len(members)} members")
+            raise ValueError(f"weights has {len(listed)} values for {len(members)} members")
         self.members = [_member(m, listed[i] if listed else None) for i, m in enumerate(members)]
         if isinstance(weights, Mapping):
             unknown = set(weights) - {m.name for m in self.members}
             if unknown:
-                raise ConfigError(f"weights name judges that are not members: {sorted(unknown)}")
+                raise ValueError(f"weights name judges that are not members: {sorted(unknown)}")
             self.members = [Member(m.model, m.name, m.api_base, m.api_key, float(weights.get(m.name, m.weight)))
                             for m in self.members]
         names = [m.name for m in self.members]
         if len(set(names)) != len(names):
-            raise ConfigError(f"panel member names must be distinct: {names} (give each a 'name')")
+            raise ValueError(f"panel member names must be distinct: {names} (give each a 'name')")
         if any(m.weight < 0 or not math.isfinite(m.weight) for m in self.members):
-            raise ConfigError("member weights must be finite and non-negative")
+            raise ValueError("member weights must be finite and non-negative")
         self.rule, self.tie, self.score_tolerance = aggregate, tie, score_tolerance
         self.quorum = quorum if quorum is not None else math.ceil(len(self.members) / 2)
         if not 1 <= self.quorum <= len(self.members):
-            raise ConfigError(f"quorum must be between 1 and {len(self.members)}, got {quorum}")
+            raise ValueError(f"quorum must be between 1 and {len(self.members)}, got {quorum}")
 
     @property
     def name(self) -> str:
@@ -136,7 +135,7 @@ class Panel:
         """Run every member concurrently (each with ``run_kwargs``), then add the aggregate rows."""
         for reserved in ("judge", "api_base", "api_key"):
             if reserved in run_kwargs:
-                raise ConfigError(f"{reserved}= is set per member (a mapping with {reserved!r}), not for the panel")
+                raise ValueError(f"{reserved}= is set per member (a mapping with {reserved!r}), not for the panel")
         runs = [arun(items, rubric, m.model, judge=m.name, api_base=m.api_base, api_key=m.api_key,
                      return_stats=True, **run_kwargs) for m in self.members]
         outcomes = await asyncio.gather(*runs, return_exceptions=True)
@@ -180,13 +179,13 @@ def aggregate_panel(table: pd.DataFrame, judges: Sequence[str], rule: Rule = "ma
     Works on any judgments table (e.g. released judgments of several models), not only on a run.
     """
     if rule not in RULES:
-        raise ConfigError(f"aggregate must be one of {RULES}, not {rule!r}")
+        raise ValueError(f"aggregate must be one of {RULES}, not {rule!r}")
     if tie not in TIE_RULES:
-        raise ConfigError(f"tie must be one of {TIE_RULES}, not {tie!r}")
+        raise ValueError(f"tie must be one of {TIE_RULES}, not {tie!r}")
     judges = list(judges)
     absent = [j for j in judges if not (table["judge"] == j).any()]
     if absent:
-        raise ConfigError(f"panel member(s) {absent} have no rows in the table")
+        raise ValueError(f"panel member(s) {absent} have no rows in the table")
     weights = {j: float((weights or {}).get(j, 1.0)) for j in judges}
     quorum = quorum if quorum is not None else math.ceil(len(judges) / 2)
     rows = table[table["judge"].isin(judges)]
@@ -197,7 +196,7 @@ def aggregate_panel(table: pd.DataFrame, judges: Sequence[str], rule: Rule = "ma
         group = group.sort_values("judge", key=lambda s: s.map(order))
         dup = group["judge"].duplicated()
         if dup.any():
-            raise ConfigError(f"judge {group.loc[dup, 'judge'].iloc[0]!r} has several rows for {base}")
+            raise ValueError(f"judge {group.loc[dup, 'judge'].iloc[0]!r} has several rows for {base}")
         base = dict(base)
         base.update(run_id=run_id, rubric=group["rubric"].iloc[0], rubric_version=group["rubric_version"].iloc[0],
                     judge=judge_name or f"panel:{rule}", created_at=pd.Timestamp.now(tz="UTC"))
@@ -223,7 +222,7 @@ def _aggregate_group(group: pd.DataFrame, base: dict[str, Any], rule: str, weigh
     w = {j: weights[j] for j in votes}
     if labels:
         if rule in ("mean", "median"):
-            raise ConfigError(f"aggregate={rule!r} needs scores; pairwise winners use 'majority' or 'weighted'")
+            raise ValueError(f"aggregate={rule!r} needs scores; pairwise winners use 'majority' or 'weighted'")
         tally: Counter[str] = Counter()
         for j, v in votes.items():
             tally[v] += w[j] if rule == "weighted" else 1.0
@@ -243,7 +242,7 @@ def _aggregate_group(group: pd.DataFrame, base: dict[str, Any], rule: str, weigh
         score = float(np.median(values))
     elif rule == "weighted":
         if wv.sum() <= 0:
-            raise ConfigError("weighted aggregate: the scoring members' weights sum to zero")
+            raise ValueError("weighted aggregate: the scoring members' weights sum to zero")
         score = float(np.average(values, weights=wv))
     else:
         tally = Counter({float(v): 0.0 for v in values})

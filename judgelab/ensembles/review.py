@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 
 from judgelab import judgments
-from judgelab.errors import ConfigError, JudgelabError
+from judgelab.errors import JudgelabError
 
-__all__ = ["KEY", "NO_CONFIDENCE", "REVIEW_COLUMNS", "WINNER_LABELS", "LabelKind", "LabelSelection", "ReviewFileError", "ReviewFileNotFoundError",
+__all__ = ["KEY", "NO_CONFIDENCE", "REVIEW_COLUMNS", "WINNER_LABELS", "LabelKind", "LabelSelection", "ReviewFileError",
            "ReviewLabels", "SelectionStrategy", "export_review", "import_review", "review_queue", "select_for_labelling"]
 
 LabelKind = Literal["winner", "score", "label"]
@@ -34,10 +34,6 @@ REVIEW_COLUMNS = ("label", "annotator", "notes")
 
 class ReviewFileError(JudgelabError, ValueError):
     """A labelled review file that cannot be imported; the message names the rows and values."""
-
-
-class ReviewFileNotFoundError(ReviewFileError, FileNotFoundError):
-    """No review file at the path given."""
 
 
 @dataclass(frozen=True)
@@ -59,18 +55,18 @@ def _write(df: pd.DataFrame, path: Path) -> None:
     elif path.suffix == ".parquet":
         df.to_parquet(path, index=False)
     else:
-        raise ConfigError(f"review file must end in .csv or .parquet, not {path.name!r}")
+        raise ValueError(f"review file must end in .csv or .parquet, not {path.name!r}")
 
 
 def _read(path: Path) -> pd.DataFrame:
     if not path.exists():
-        raise ReviewFileNotFoundError(f"review file not found: {path}")
+        raise FileNotFoundError(f"review file not found: {path}")
     if path.suffix == ".csv":
         return pd.read_csv(path, dtype={"item_id": str, "criterion": str, "side": str, "label": str,
                                         "annotator": str}, keep_default_na=False, na_values=[""])
     if path.suffix == ".parquet":
         return pd.read_parquet(path)
-    raise ConfigError(f"review file must end in .csv or .parquet, not {path.name!r}")
+    raise ValueError(f"review file must end in .csv or .parquet, not {path.name!r}")
 
 
 def review_queue(table: pd.DataFrame, *, threshold: float, judges: Sequence[str] | None = None,
@@ -87,7 +83,7 @@ def review_queue(table: pd.DataFrame, *, threshold: float, judges: Sequence[str]
     rows = rows[~rows["judge"].astype(str).str.startswith("human")]
     screened = rows if condition is None else rows[rows["condition"] == condition]
     if screened.empty:
-        raise ConfigError("no judge rows to review (after the judges and condition filters)")
+        raise ValueError("no judge rows to review (after the judges and condition filters)")
     conf = screened["confidence"].astype(float)
     scored = judgments.is_scored(screened)
     low = scored & ~(conf >= threshold)
@@ -194,7 +190,7 @@ def import_review(path: str | os.PathLike[str], *, kind: LabelKind = "winner", j
                 text = canonical.get(text.lower(), text)
             values.append(text)
         else:
-            raise ConfigError(f"kind must be 'winner', 'score' or 'label', not {kind!r}")
+            raise ValueError(f"kind must be 'winner', 'score' or 'label', not {kind!r}")
     if bad:
         allowed = ("A, B or TIE" if kind == "winner" else f"one of {list(labels or [])}" if kind == "label"
                    else "numbers" + (f" in {scale}" if scale else ""))
@@ -251,7 +247,7 @@ def _allocate(candidates: pd.Series, weights: pd.Series, n: int, minimum: int = 
     """Labels per stratum: ``minimum`` each (capped by its candidates), the rest in proportion to weights."""
     take = np.minimum(candidates, minimum).astype(int)
     if take.sum() > n:
-        raise ConfigError(f"n={n} cannot give each of the {len(candidates)} strata {minimum} labels; choose a "
+        raise ValueError(f"n={n} cannot give each of the {len(candidates)} strata {minimum} labels; choose a "
                          f"larger n or fewer strata")
     room = (candidates - take).astype(float)
     left = n - int(take.sum())
@@ -280,10 +276,10 @@ def select_for_labelling(table: pd.DataFrame, *, judge: str, n: int, strategy: S
     ``gold`` already labelled are not chosen again. Seeded by ``seed``.
     """
     if strategy not in ("random", "stratified", "active"):
-        raise ConfigError(f"strategy must be 'random', 'stratified' or 'active', not {strategy!r}")
+        raise ValueError(f"strategy must be 'random', 'stratified' or 'active', not {strategy!r}")
     rows = table[table["judge"] == judge]
     if rows.empty:
-        raise ConfigError(f"judge {judge!r} has no rows in the table")
+        raise ValueError(f"judge {judge!r} has no rows in the table")
     per_item = rows.groupby("item_id", sort=True)
     item_ids = pd.Index(per_item.size().index.astype(str))
     done: set[str] = set()
@@ -292,7 +288,7 @@ def select_for_labelling(table: pd.DataFrame, *, judge: str, n: int, strategy: S
         done = set(gold_rows["item_id"].astype(str))
     candidates = item_ids[~item_ids.isin(list(done))]
     if n > len(candidates) or n < 1:
-        raise ConfigError(f"n={n}, but {len(candidates)} judged items are not labelled yet")
+        raise ValueError(f"n={n}, but {len(candidates)} judged items are not labelled yet")
     rng = np.random.default_rng(seed)
     if strategy == "random":
         chosen = rng.choice(candidates.to_numpy(), size=n, replace=False)
@@ -303,22 +299,22 @@ def select_for_labelling(table: pd.DataFrame, *, judge: str, n: int, strategy: S
     else:
         if strategy == "stratified":
             if strata is None:
-                raise ConfigError("strategy='stratified' needs strata= (a column of the judge rows or a mapping)")
+                raise ValueError("strategy='stratified' needs strata= (a column of the judge rows or a mapping)")
             if isinstance(strata, str):
                 if strata not in rows.columns:
-                    raise ConfigError(f"strata={strata!r} is not a column of the table")
+                    raise ValueError(f"strata={strata!r} is not a column of the table")
                 stratum_of = per_item[strata].first().astype(str)
             else:
                 stratum_of = pd.Series({i: strata.get(i) for i in item_ids}, dtype=object)
                 if stratum_of.isna().any():
-                    raise ConfigError(f"{int(stratum_of.isna().sum())} judged item(s) have no stratum in the mapping")
+                    raise ValueError(f"{int(stratum_of.isna().sum())} judged item(s) have no stratum in the mapping")
                 stratum_of = stratum_of.astype(str)
             weight_of = None
         else:
             conf = per_item["confidence"].apply(lambda c: c.astype(float).mean())
             conf.index = conf.index.astype(str)
             if conf.notna().sum() == 0:
-                raise ConfigError(f"strategy='active' needs a confidence on the judge's rows; judge {judge!r} has "
+                raise ValueError(f"strategy='active' needs a confidence on the judge's rows; judge {judge!r} has "
                                  "none (add one with judgelab.ensembles.confidence: position consistency, repeats, "
                                  "votes or logprobs)")
             bins = pd.qcut(conf, q=n_bins, duplicates="drop")

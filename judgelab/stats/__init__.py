@@ -13,7 +13,6 @@ labels) is ``gold=``; every ``n_resamples`` defaults to :data:`DEFAULT_RESAMPLES
 are written out in ``docs/conventions.md``.
 """
 
-from judgelab.stats._question import AmbiguousQuestionError
 from judgelab.stats.agreement import cohen_kappa, fleiss_kappa, percent_agreement
 from judgelab.stats.alt_test import alt_test
 from judgelab.stats.bias import positive_bias, score_distributions
@@ -55,6 +54,7 @@ from judgelab.stats.model_agreement import (
     agreement_matrix_wide,
 )
 from judgelab.stats.pairing import (
+    AmbiguousQuestionError,
     DuplicateRatingsError,
     EmptyInputError,
     StatsInputError,

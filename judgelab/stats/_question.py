@@ -54,7 +54,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from judgelab.judgments import VALUE_COLUMNS, is_scored
-from judgelab.stats.pairing import StatsInputError
+from judgelab.stats.pairing import AmbiguousQuestionError, StatsInputError
 
 __all__ = ["DESIGN_COLUMNS", "KEY_DESIGN_COLUMNS", "REFERENCE_RATERS", "AmbiguousQuestionError", "RaterRole",
            "check_design", "check_value_column", "default_raters", "describe_values", "rater_role", "rows_read"]
@@ -67,10 +67,6 @@ _PLURAL = {"criterion": "criteria", "side": "sides", "condition": "conditions", 
            "rubric": "rubrics", "rubric_version": "rubric versions", "judge": "judges"}
 
 RaterRole = Literal["reference", "annotator", "aggregate", "model"]
-
-
-class AmbiguousQuestionError(StatsInputError):
-    """The arguments leave the question open (several criteria, conditions, raters ...); the message names the fix."""
 
 
 def rater_role(name: Any) -> RaterRole:

@@ -109,7 +109,8 @@ def pairwise_accuracy(
     out = []
     for key, group in judged.groupby(list(by), sort=True, dropna=False):
         keys = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
-        verdicts, has_row = _verdict_matrix(group, conditions)
+        verdicts = _verdict_matrix(group, conditions)
+        has_row = _rows_present(group, verdicts.index, conditions)
         # gold per item, of the group's criterion when the gold rows are per criterion
         gold_rows = table if "criterion" not in keys else table[table["criterion"] == keys["criterion"]]
         gold_by_item, _ = _gold_labels(gold_rows if gold_judge else table, gold)
@@ -267,9 +268,13 @@ def _gold_labels(
     return series.astype(object), judge_name
 
 
-def _verdict_matrix(group: pd.DataFrame, conditions: tuple[str, str]) -> tuple[pd.DataFrame, np.ndarray]:
-    """Item x condition verdicts ("A"/"B"/"TIE", or None for an unscored or absent verdict), and which
-    item x condition cells have a row at all (an absent row is a missing input, not an unscored verdict)."""
+def _verdict_matrix(group: pd.DataFrame, conditions: tuple[str, str]) -> pd.DataFrame:
+    """Item x condition verdicts: "A"/"B"/"TIE", or None for an unscored or absent verdict (:func:`_rows_present`
+    tells them apart). The group's rows must hold one criterion, repeat and rubric (rule 1 of
+    :mod:`judgelab.stats._question`) and one verdict per item and condition."""
+    check_design(rows_read(group, "winner"), rater=None, ignore=("condition", "judge", "run_id"),
+                 fix="filter the table to one (or split it with by= where the statistic takes it)",
+                 statistic="a pairwise statistic")
     dup = group.duplicated(subset=["item_id", "condition"], keep=False)
     if dup.any():
         raise PairwiseInputError(
@@ -287,12 +292,16 @@ def _verdict_matrix(group: pd.DataFrame, conditions: tuple[str, str]) -> tuple[p
             "item_id": group["item_id"].to_numpy(),
             "condition": group["condition"].to_numpy(),
             "verdict": verdict.to_numpy(),
-            "row": True,
         }
     )
     matrix = wide.pivot(index="item_id", columns="condition", values="verdict").reindex(columns=list(conditions))
-    has_row = wide.pivot(index="item_id", columns="condition", values="row").reindex(columns=list(conditions))
-    return matrix.astype(object).where(matrix.notna(), None), has_row.notna().to_numpy()
+    return matrix.astype(object).where(matrix.notna(), None)
+
+
+def _rows_present(group: pd.DataFrame, index: pd.Index, conditions: tuple[str, str]) -> np.ndarray:
+    """Items (``index``) x conditions: whether the item has a row in that condition (unscored or not)."""
+    present = pd.crosstab(group["item_id"], group["condition"]).reindex(index=index, columns=list(conditions))
+    return present.fillna(0).to_numpy() > 0
 
 
 def _score(
