@@ -154,16 +154,6 @@ def _gold(table: pd.DataFrame, gold: str | None) -> pd.Series | None:
     return rows.drop_duplicates("item_id").set_index("item_id")["winner"]
 
 
-def _one_label_per_item(rows: pd.DataFrame, labels: pd.Series, gold: str) -> None:
-    """Refuse gold rows that give one item several different labels (never pick one of them silently)."""
-    per_item = pd.DataFrame({"item_id": rows["item_id"].astype(str).to_numpy(),
-                             "label": labels.astype(object).to_numpy()}).groupby("item_id")["label"].nunique()
-    if (per_item > 1).any():
-        first = list(per_item[per_item > 1].index[:3])
-        raise ConfigError(f"gold {gold!r} gives {int((per_item > 1).sum())} item(s) several different labels (first: "
-                          f"{first}); filter its rows to one criterion, condition and repeat")
-
-
 def cascade_report(cheap_rows: pd.DataFrame, strong_rows: pd.DataFrame, cheap: pd.DataFrame, strong_all: pd.DataFrame
                    | None, final: pd.DataFrame, escalate: np.ndarray, *, gold: pd.Series | None,
                    strong_rows_all: pd.DataFrame | None, n_resamples: int = DEFAULT_RESAMPLES,
@@ -283,6 +273,16 @@ def tier_verdicts(table: pd.DataFrame, tiers: Sequence[str], *, gold: str | Mapp
             out[f"{tier}|correct"] = [isinstance(g, str | int | float) and v is not None and v == g
                                       for v, g in zip(out[f"{tier}|verdict"], out["gold"], strict=True)]
     return out.sort_values("item_id").reset_index(drop=True)
+
+
+def _one_label_per_item(rows: pd.DataFrame, labels: pd.Series, gold: str) -> None:
+    """Refuse gold rows that give one item several different labels (never pick one of them silently)."""
+    per_item = pd.DataFrame({"item_id": rows["item_id"].astype(str).to_numpy(),
+                             "label": labels.astype(object).to_numpy()}).groupby("item_id")["label"].nunique()
+    if (per_item > 1).any():
+        first = list(per_item[per_item > 1].index[:3])
+        raise ConfigError(f"gold {gold!r} gives {int((per_item > 1).sum())} item(s) several different labels (first: "
+                          f"{first}); filter its rows to one criterion, condition and repeat")
 
 
 @dataclass(frozen=True)
