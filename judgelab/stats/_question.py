@@ -194,6 +194,8 @@ def _raters_phrase(rows: pd.DataFrame, rater: str) -> str:
 def _message(col: str, values: Sequence[Any], who: str, *, mergeable: bool,
              by_hint: Sequence[str] | None = None, fix: str | None = None) -> str:
     plural = _PLURAL.get(col, f"{col} values")
+    if col == "condition" and {"original", "swapped"} <= {str(v) for v in values}:
+        who += " (to compare two pairwise judges over both orders: stats.compare_pairwise_judges)"
     if fix is not None:
         return f"this table has {len(values)} {plural} ({describe_values(values)}){who}: {fix}"
     singular = col.replace("_", " ")
