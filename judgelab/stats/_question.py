@@ -194,16 +194,16 @@ def _raters_phrase(rows: pd.DataFrame, rater: str) -> str:
 def _message(col: str, values: Sequence[Any], who: str, *, mergeable: bool,
              by_hint: Sequence[str] | None = None, fix: str | None = None) -> str:
     plural = _PLURAL.get(col, f"{col} values")
-    if col == "condition" and {"original", "swapped"} <= {str(v) for v in values}:
-        who += " (to compare two pairwise judges over both orders: stats.compare_pairwise_judges)"
+    orders = col == "condition" and {"original", "swapped"} <= {str(v) for v in values}
+    also = " (two pairwise judges over both orders: stats.compare_pairwise_judges)" if orders else ""
     if fix is not None:
-        return f"this table has {len(values)} {plural} ({describe_values(values)}){who}: {fix}"
+        return f"this table has {len(values)} {plural} ({describe_values(values)}){who}: {fix}{also}"
     singular = col.replace("_", " ")
     by = repr(col) if not by_hint else repr((*by_hint, col))
     fix = (f"pass by={by} for one row per {singular}, filter the table to one, or merge a rater's rows of one "
            "key with aggregate='mean' | 'median' | 'first'" if mergeable else
            f"pass by={by} for one row per {singular}, or filter the table to one")
-    return f"this table has {len(values)} {plural} ({describe_values(values)}){who}: {fix}"
+    return f"this table has {len(values)} {plural} ({describe_values(values)}){who}: {fix}{also}"
 
 
 def check_value_column(rows: pd.DataFrame, value: str, *, who: str, numeric: bool = False) -> None:
