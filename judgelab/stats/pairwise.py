@@ -255,6 +255,11 @@ def _gold_labels(
         rows = table[(table["judge"] == gold) & is_scored(table)]
         if rows.empty:
             raise PairwiseInputError(f"no scored gold rows with judge == {gold!r} in the table")
+        # gold labels are read per item: several criteria (or sides) would give an item several questions' labels
+        check_design(rows_read(rows, "winner"), rater=None,
+                     ignore=("judge", "condition", "repeat", "run_id", "rubric", "rubric_version"),
+                     fix="filter the table to one (or split it with by= where the statistic takes it)",
+                     statistic="a pairwise statistic")
         pairs = rows[["item_id", "winner"]].drop_duplicates()
         if pairs["item_id"].duplicated().any():
             dup = list(pairs.loc[pairs["item_id"].duplicated(), "item_id"][:5])
