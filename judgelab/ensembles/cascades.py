@@ -157,6 +157,7 @@ def _gold(table: pd.DataFrame, gold: str | None) -> pd.Series | None:
     if gold is None or not (table["judge"] == gold).any():
         return None
     rows = table[(table["judge"] == gold) & judgments.is_scored(table) & table["side"].isna()]
+    _one_label_per_item(rows, rows["winner"], gold)
     return rows.drop_duplicates("item_id").set_index("item_id")["winner"]
 
 
@@ -273,6 +274,7 @@ def tier_verdicts(table: pd.DataFrame, tiers: Sequence[str], *, gold: str | Mapp
             rows = table[(table["judge"] == gold) & judgments.is_scored(table)]
             if rows.empty:
                 raise ConfigError(f"no scored rows of gold {gold!r} in the table")
+            _one_label_per_item(rows, _verdicts(rows), gold)
             labels = dict(zip(rows["item_id"].astype(str), _verdicts(rows), strict=True))
         else:
             labels = {str(k): v for k, v in dict(gold).items()}
@@ -281,6 +283,16 @@ def tier_verdicts(table: pd.DataFrame, tiers: Sequence[str], *, gold: str | Mapp
             out[f"{tier}|correct"] = [isinstance(g, str | int | float) and v is not None and v == g
                                       for v, g in zip(out[f"{tier}|verdict"], out["gold"], strict=True)]
     return out.sort_values("item_id").reset_index(drop=True)
+
+
+def _one_label_per_item(rows: pd.DataFrame, labels: pd.Series, gold: str) -> None:
+    """Refuse gold rows that give one item several different labels (never pick one of them silently)."""
+    per_item = pd.DataFrame({"item_id": rows["item_id"].astype(str).to_numpy(),
+                             "label": labels.astype(object).to_numpy()}).groupby("item_id")["label"].nunique()
+    if (per_item > 1).any():
+        first = list(per_item[per_item > 1].index[:3])
+        raise ConfigError(f"gold {gold!r} gives {int((per_item > 1).sum())} item(s) several different labels (first: "
+                          f"{first}); filter its rows to one criterion, condition and repeat")
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,12 @@ from judgelab.errors import ConfigError
 from judgelab.probes.perturbations import Perturbation
 from judgelab.rubrics.base import Rubric
 from judgelab.stats import DEFAULT_RESAMPLES, bootstrap_ci
+from judgelab.stats._question import check_design, rater_role
 from judgelab.stats.tidy import join_notes, result_row
 
 __all__ = [
-    "PAIR_POLICY", "POINTS", "PairedChanges", "PerturbedRun", "candidate_field", "change_metric", "condition_values",
+    "PAIR_POLICY", "POINTS", "PairedChanges", "PerturbedRun", "candidate_field", "change_metric", "check_one_run",
+    "condition_values", "is_reference",
     "infer_mode", "item_values", "paired_changes", "paired_shift_rows", "perturb_items", "perturbed_conditions",
     "prepare", "proportion_row", "resolve_rubric", "run_conditions", "run_once", "run_perturbed", "shift_row",
     "verdict_values", "wilcoxon_p",
@@ -131,8 +133,9 @@ def change_metric(mode: str) -> str:
 
 def condition_values(table: pd.DataFrame, *, criterion: str = "overall",
                      judge: str | None = None) -> tuple[pd.DataFrame, str]:
-    """(:func:`item_values` of the judge under test, the mode) for one criterion; "gold" rows are left out."""
-    rows = table[(table["criterion"] == criterion) & (table["judge"] != "gold")]
+    """(:func:`item_values` of the judge under test, the mode) for one criterion; reference rows ("gold", "human")
+    are left out (they are not the judge under test)."""
+    rows = table[(table["criterion"] == criterion) & ~is_reference(table)]
     mode = infer_mode(rows)
     return item_values(rows, criterion=criterion, mode=mode, judge=judge), mode
 
@@ -158,6 +161,11 @@ def paired_changes(table: pd.DataFrame, select: Callable[[list[str]], Sequence[s
     rows = paired_shift_rows(wide, baseline, conditions, metric=metric, seed=seed, n_resamples=n_resamples) \
         if conditions else []
     return PairedChanges(rows, wide, mode, metric, conditions)
+
+
+def is_reference(table: pd.DataFrame) -> pd.Series:
+    """Rows of reference raters ("gold", "human"): labels to compare with, never the judge a probe measures."""
+    return table["judge"].map(lambda j: rater_role(j) == "reference").astype(bool)
 
 
 def item_values(
@@ -195,6 +203,8 @@ def _select(table: pd.DataFrame, criterion: str, judge: str | None) -> pd.DataFr
     rows = table[(table["criterion"] == criterion) & table["side"].isna()]
     if judge is not None:
         rows = rows[rows["judge"] == judge]
+    else:  # reference rows are labels to compare with, not a judge under test
+        rows = rows[~is_reference(rows)]
     if rows.empty:
         have = sorted(set(table["criterion"].dropna().astype(str)))
         raise ConfigError(f"the judgments table has no rows for criterion {criterion!r}"
@@ -202,7 +212,23 @@ def _select(table: pd.DataFrame, criterion: str, judge: str | None) -> pd.DataFr
     judges = rows["judge"].dropna().unique()
     if len(judges) > 1:
         raise ConfigError(f"the table holds several judges {sorted(map(str, judges))}; pass judge=<one of them>")
+    check_one_run(rows)
     return rows
+
+
+def check_one_run(rows: pd.DataFrame) -> None:
+    """Refuse rows that would be averaged across runs: within a condition one rubric and rubric version, and one
+    row per item, condition and repeat (a probe averages an item's repeats, nothing else; rule 1 of
+    :mod:`judgelab.stats._question`)."""
+    check_design(rows, rater="condition", ignore=("condition", "repeat", "criterion", "side", "judge"),
+                 fix="filter the table to one before the analysis (a condition's verdicts come from one rubric)",
+                 statistic="the probe")
+    keys = [c for c in ("item_id", "condition", "repeat") if c in rows.columns]
+    dup = rows.duplicated(keys, keep=False)
+    if dup.any():
+        first = rows.loc[dup, keys].iloc[0].tolist()
+        raise ConfigError(f"{int(dup.sum())} rows share an item, condition and repeat (first: {first}), e.g. two runs "
+                          "of one judge: filter the table to one run_id")
 
 
 def paired_shift_rows(

@@ -20,7 +20,13 @@ import pandas as pd
 
 from judgelab.errors import ConfigError
 from judgelab.judgments import scored
-from judgelab.probes.experiment import PAIR_POLICY, candidate_field, paired_changes, run_perturbed
+from judgelab.probes.experiment import (
+    PAIR_POLICY,
+    candidate_field,
+    check_one_run,
+    paired_changes,
+    run_perturbed,
+)
 from judgelab.probes.perturbations import padding_perturbations, word_count
 from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame
 from judgelab.rubrics.base import Rubric
@@ -107,7 +113,7 @@ def _trend_row(trend: pd.DataFrame, metric: str, seed: int, n_resamples: int) ->
     """Spearman correlation of words added with the change, resampling items (each has several lengths)."""
     name = f"{metric}_vs_words_added"
     if len(trend) < 3 or trend["words_added"].nunique() < 2:
-        return result_row(name, math.nan, n=len(trend), method="Spearman",
+        return result_row(name, math.nan, n=len(trend), method="Spearman", policy=PAIR_POLICY,
                           note="needs >= 3 complete pairs over >= 2 padding lengths")
     frame = spearman(trend["words_added"].to_numpy(float), trend["change"].to_numpy(float),
                      cluster=trend["item_id"].to_numpy(), seed=seed, n_resamples=n_resamples)
@@ -124,6 +130,14 @@ def length_controlled_rows(table: pd.DataFrame, items: pd.DataFrame, fields: tup
     original = table[(table["condition"] == "original") & (table["criterion"] == criterion) & table["side"].isna()]
     if judge is not None:
         original = original[original["judge"] == judge]
+    judges = sorted(map(str, original["judge"].dropna().unique()))
+    if len(judges) > 1:
+        raise ConfigError(f"the table holds several judges {judges}; pass judge=<one of them>")
+    check_one_run(original)
+    if original["item_id"].duplicated().any():  # several repeats would enter as separate comparisons
+        found = sorted(original["repeat"].dropna().astype(int).unique()) if "repeat" in original else []
+        raise ConfigError(f"the length-controlled win rate reads one verdict per item, and the table has repeats "
+                          f"{found}: filter it to one repeat")
     texts = items.assign(item_id=items["item_id"].astype(str)).set_index("item_id")
     ok = scored(original)
     dropped = len(original) - len(ok)

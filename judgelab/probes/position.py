@@ -17,8 +17,8 @@ Reported (each with n, an interval and the method):
   side A's win rate (ties count half) and, when gold labels are present, accuracy; when the judge
   states confidences, ``swap_rule_confidence`` is their mean after the swap-consistency rule.
 
-Unscored verdicts (an unscored row, or an order with no row) are handled the same way in EVERY
-row of the summary: ``unscored="exclude"`` leaves an item with an unscored order out (of the
+Unscored verdicts are handled the same way in EVERY row of the summary (an item with no row at all in
+one order is an absent input, left out under both policies and counted in the note): ``unscored="exclude"`` leaves an item with an unscored order out (of the
 consistency, flip and first-position rates and of every calibrated verdict, win rate and
 accuracy), counted in each row's note; ``"tie"`` counts an unscored verdict as a TIE (LLMBar's
 convention), so every item stays in. With ``unscored="tie"`` and no stated confidences, the
@@ -30,7 +30,6 @@ number as ``stats.pairwise_accuracy(table, policy="net")``'s ``accuracy_net``.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, Literal
 
 import pandas as pd
@@ -43,6 +42,7 @@ from judgelab.probes.result import ProbeResult, plot_estimates, stats_rows, summ
 from judgelab.rubrics import combine_swapped_passes
 from judgelab.rubrics.base import Rubric
 from judgelab.stats import DEFAULT_RESAMPLES, bootstrap_ci, flip_rate
+from judgelab.stats._question import check_design, describe_values
 from judgelab.stats.tidy import join_notes, result_row
 
 __all__ = ["INCONSISTENCY_POLICIES", "UNSCORED_POLICIES", "InconsistencyPolicy", "Unscored", "analyze",
@@ -70,7 +70,10 @@ def position(
     if rubric.mode != "pairwise":
         raise ConfigError(f"the position probe needs a pairwise rubric; {rubric.name!r} is {rubric.mode!r}")
     table = run_once(items, rubric, model, swap=True, seed=seed, **run_kw)
-    result = analyze(table, policy=policy, unscored=unscored, criterion=criterion, seed=seed)
+    # with repeats the probe reads the first repeat of each order, said in the result's meta
+    first = table["repeat"].min() if "repeat" in table and table["repeat"].nunique(dropna=True) > 1 else None
+    result = analyze(table, policy=policy, unscored=unscored, criterion=criterion, seed=seed,
+                     repeat=None if first is None else int(first))
     result.meta.update(model=model, rubric=rubric.name)
     return result
 
@@ -84,6 +87,7 @@ def analyze(
     judge: str | None = None,
     gold: str = "gold",
     conditions: tuple[str, str] = ("original", "swapped"),
+    repeat: int | None = None,
     seed: int = 0,
     n_resamples: int = DEFAULT_RESAMPLES,
 ) -> ProbeResult:
@@ -91,13 +95,15 @@ def analyze(
 
     ``gold`` names the judge whose rows are gold labels (used for accuracy when present).
     ``seed`` decides, per item, which order counts as shown first (policy ``first``), exactly as
-    the engine's ``order="random"`` does.
+    the engine's ``order="random"`` does. The probe reads one verdict per order: a table with several
+    repeats needs ``repeat=`` (which one to read; :mod:`judgelab.probes.repeats` measures their agreement).
     """
     if policy not in INCONSISTENCY_POLICIES:
         raise ConfigError(f"policy must be one of {INCONSISTENCY_POLICIES}, not {policy!r}")
     if unscored not in UNSCORED_POLICIES:
         raise ConfigError(f"unscored must be 'exclude' or 'tie', not {unscored!r}")
-    pairs, gold_labels = both_orders(table, criterion=criterion, judge=judge, gold=gold, conditions=conditions)
+    pairs, gold_labels = both_orders(table, criterion=criterion, judge=judge, gold=gold, conditions=conditions,
+                                     repeat=repeat)
     pairs["first_shown"] = [conditions[1] if item_order_seed(seed, i) else conditions[0] for i in pairs.index]
     used, unscored_note = apply_unscored(pairs, unscored)
     rows = consistency_rows(used, unscored, note=unscored_note)
@@ -112,27 +118,33 @@ def analyze(
         details={"pairs": pairs, "calibrated": calibrated,
                  "sensitivity": summary[summary["metric"].isin(["win_rate_A", "accuracy"])].reset_index(drop=True)},
         meta={"policy": policy, "unscored": unscored, "criterion": criterion, "n_items": len(pairs),
-              "n_items_used": len(used)},
+              "n_items_used": len(used), **({"repeat": repeat} if repeat is not None else {})},
     )
 
 
 def apply_unscored(pairs: pd.DataFrame, unscored: Unscored) -> tuple[pd.DataFrame, str]:
     """The items and verdicts every statistic of the probe uses, and the note that says how.
 
-    "tie": an unscored (or absent) verdict becomes a TIE; "exclude": an item with one is left out.
+    "tie": an unscored verdict becomes a TIE; "exclude": an item with one is left out. An item with no row in
+    one order (an absent input, not an unscored verdict) is left out under both policies, and counted.
     """
+    absent = ~pairs["row_original"] | ~pairs["row_swapped"] if "row_original" in pairs else \
+        pd.Series(False, index=pairs.index)
+    absent_note = (f"{int(absent.sum())} item(s) without a row in one order left out (an absent verdict is not an "
+                   "unscored one)") if absent.any() else ""
+    pairs = pairs[~absent]
     missing = pairs["winner_original"].isna() | pairs["winner_swapped"].isna()
     n = int(missing.sum())
     if unscored == "tie":
         used = pairs.assign(winner_original=pairs["winner_original"].astype(object).where(
             pairs["winner_original"].notna(), "TIE"), winner_swapped=pairs["winner_swapped"].astype(object).where(
             pairs["winner_swapped"].notna(), "TIE"))
-        return used, f"{n} item(s) with an unscored order: counted as TIE" if n else ""
-    return pairs[~missing], f"{n} item(s) with an unscored order excluded" if n else ""
+        return used, join_notes(f"{n} item(s) with an unscored order: counted as TIE" if n else "", absent_note)
+    return pairs[~missing], join_notes(f"{n} item(s) with an unscored order excluded" if n else "", absent_note)
 
 
 def both_orders(table: pd.DataFrame, *, criterion: str, judge: str | None, gold: str,
-                conditions: tuple[str, str]) -> tuple[pd.DataFrame, pd.Series | None]:
+                conditions: tuple[str, str], repeat: int | None = None) -> tuple[pd.DataFrame, pd.Series | None]:
     """One row per item: winner and confidence in each order (original labels; None when unscored)."""
     rows = table[(table["criterion"] == criterion) & table["side"].isna()]
     gold_rows = rows[rows["judge"] == gold]
@@ -152,12 +164,17 @@ def both_orders(table: pd.DataFrame, *, criterion: str, judge: str | None, gold:
         raise ConfigError(f"the position probe needs both orders; the table has no {missing} rows for "
                           f"criterion {criterion!r}")
     rows = rows[rows["condition"].isin(conditions)]
-    if "repeat" in rows and rows["repeat"].nunique(dropna=True) > 1:
-        first_repeat = rows["repeat"].min()
-        warnings.warn(f"the position probe reads one verdict per order: repeat {first_repeat} is used, "
-                      f"{int((rows['repeat'] != first_repeat).sum())} rows of later repeats are left out "
-                      "(probes.repeats measures repeat agreement)", UserWarning, stacklevel=3)
-        rows = rows[rows["repeat"] == first_repeat]
+    if repeat is not None:
+        if "repeat" not in rows or not (rows["repeat"] == repeat).any():
+            raise ConfigError(f"the table has no rows of repeat {repeat} for criterion {criterion!r}")
+        rows = rows[rows["repeat"] == repeat]
+    elif "repeat" in rows and rows["repeat"].nunique(dropna=False) > 1:
+        found = sorted(rows["repeat"].dropna().astype(int).unique())
+        raise ConfigError(f"the table has {rows['repeat'].nunique(dropna=False)} repeats ({describe_values(found)}) "
+                          f"of each order: pass repeat=<one of them> (the position probe reads one verdict per order; "
+                          "probes.repeats measures repeat agreement)")
+    check_design(rows, rater="condition", ignore=("condition", "criterion", "side", "judge", "repeat"),
+                 fix="filter the table to one before the analysis", statistic="the position probe")
     dup = rows.duplicated(["item_id", "condition"], keep=False)
     if dup.any():
         first = rows.loc[dup, ["item_id", "condition"]].iloc[0].tolist()
@@ -169,7 +186,10 @@ def both_orders(table: pd.DataFrame, *, criterion: str, judge: str | None, gold:
         ok = is_scored(part)
         out[f"winner_{name}"] = part["winner"].where(ok).astype(object)
         out[f"confidence_{name}"] = part["confidence"].where(ok).astype(float)
-    pairs = pd.DataFrame(out)  # an item missing an order gets a missing winner there
+        out[f"row_{name}"] = pd.Series(True, index=part.index)
+    pairs = pd.DataFrame(out)  # an item missing an order gets a missing winner there, and row_<order> False
+    for name in ("original", "swapped"):
+        pairs[f"row_{name}"] = pairs[f"row_{name}"].notna()
     pairs.index = pairs.index.astype(str)
     return pairs, gold_labels
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from judgelab.errors import ConfigError
 from judgelab.judgments import is_scored
-from judgelab.probes.experiment import prepare, run_once
+from judgelab.probes.experiment import check_one_run, prepare, run_once
 from judgelab.probes.result import ProbeResult, from_stats_frame, summary_frame
 from judgelab.rubrics.base import Rubric
 from judgelab.stats import DEFAULT_RESAMPLES
@@ -85,8 +85,13 @@ def analyze(
         if ref_rows.empty:
             raise ConfigError(f"no reference scores: pass items with {GOLD_PREFIX}<criterion> columns or a table with "
                               f"judge {gold!r}")
-        references = (ref_rows.groupby(["item_id", "criterion"], as_index=False)["score"].mean()
-                      .rename(columns={"score": "gold"}))
+        dup = ref_rows.duplicated(["item_id", "criterion"], keep=False)
+        if dup.any():  # several reference rows for one item are never averaged silently
+            first = ref_rows.loc[dup, ["item_id", "criterion"]].iloc[0].tolist()
+            raise ConfigError(f"judge {gold!r} has {int(dup.sum())} scored rows sharing an item and criterion (first: "
+                              f"{first}); one reference score per item: filter its rows to one run and repeat")
+        references = pd.DataFrame({"item_id": ref_rows["item_id"].astype(str), "criterion": ref_rows["criterion"],
+                                   "gold": ref_rows["score"].astype(float)})
     # reference raters (``gold``, "human", "human:<annotator>", "gold") are not the judge under test
     is_reference = (rows["judge"].isin([gold, "human", "gold"]) | rows["judge"].str.startswith("human:"))
     judged = rows[~is_reference.fillna(False)]
@@ -94,6 +99,8 @@ def analyze(
         judged = judged[judged["judge"] == judge]
     if judged["judge"].nunique() > 1:
         raise ConfigError(f"the table holds several judges {sorted(judged['judge'].unique())}; pass judge=<one>")
+    for _, part in judged.groupby("criterion", sort=False):  # repeats are averaged, nothing else
+        check_one_run(part)
     scores = judged.assign(judge_score=judged["score"].astype(float).where(is_scored(judged)))
     scores = scores.groupby(["item_id", "criterion"], as_index=False)["judge_score"].mean()
     scores["item_id"] = scores["item_id"].astype(str)

@@ -17,7 +17,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from judgelab.errors import ConfigError
-from judgelab.probes.experiment import proportion_row, resolve_rubric, run_once, verdict_values
+from judgelab.probes.experiment import is_reference, proportion_row, resolve_rubric, run_once, verdict_values
 from judgelab.probes.result import ProbeResult, stats_rows, summary_frame
 from judgelab.rubrics.base import Rubric
 from judgelab.stats import DEFAULT_RESAMPLES, bootstrap_ci, icc, krippendorff_alpha
@@ -51,7 +51,8 @@ def repeats(
 
 def repeat_values(table: pd.DataFrame, criterion: str, judge: str | None, condition: str = "original") -> pd.DataFrame:
     """Long frame: item_id, repeat, value (score, or A's points for pairwise), system_fingerprint."""
-    rows = table[(table["criterion"] == criterion) & table["side"].isna() & (table["condition"] == condition)]
+    rows = table[(table["criterion"] == criterion) & table["side"].isna() & (table["condition"] == condition)
+                 & ~is_reference(table)]
     if judge is not None:
         rows = rows[rows["judge"] == judge]
     if rows.empty:

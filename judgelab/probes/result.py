@@ -18,10 +18,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgelab.errors import JudgelabError
 from judgelab.stats import EmptyInputError
 from judgelab.stats.tidy import BASE_COLUMNS, join_notes, result_row, tidy_frame
 
-__all__ = ["SUMMARY_COLUMNS", "ProbeResult", "from_stats_frame", "plot_estimates", "stats_rows", "summary_frame"]
+__all__ = ["SUMMARY_COLUMNS", "MetricNotFoundError", "ProbeResult", "from_stats_frame", "plot_estimates", "stats_rows",
+           "summary_frame"]
+
+
+class MetricNotFoundError(JudgelabError, KeyError):
+    """``ProbeResult.metric`` found no (or several) summary rows for the metric asked for."""
 
 PROBE_CONTEXT: dict[str, str] = {"condition": "", "policy": ""}  # the columns a probe adds, and their default
 SUMMARY_COLUMNS: tuple[str, ...] = (*BASE_COLUMNS, *PROBE_CONTEXT, "note")
@@ -79,7 +85,7 @@ class ProbeResult:
             mask &= s["policy"] == policy
         found = s[mask]
         if len(found) != 1:
-            raise KeyError(f"probe {self.probe!r} has {len(found)} summary rows for metric {name!r} "
+            raise MetricNotFoundError(f"probe {self.probe!r} has {len(found)} summary rows for metric {name!r} "
                            f"(condition {condition!r}, policy {policy!r})")
         return found.iloc[0]
 

@@ -3,7 +3,11 @@
 Every public function takes arrays, or ``data=`` (a long DataFrame, or the judgments table)
 plus column (or judge) names, and returns a tidy DataFrame with at least
 ``metric, estimate, ci_low, ci_high, p_value, n, method`` (``method`` names the exact interval).
-On a judgments table only rows with status "ok" are used and the excluded count is reported.
+On a judgments table only rows with status "ok" are used and the excluded count is reported, and the
+question must be fully determined by the arguments: a table with several criteria, conditions,
+repeats or rubrics needs ``by=`` (one row per group: ``correlation("gpt", "human", data=t,
+by="criterion")``) or a filter; a statistic of several raters takes ``raters=`` and never mixes gold
+labels in by default; otherwise the call raises :class:`AmbiguousQuestionError` naming the fix.
 Every interval's level is ``ci_level=``; a parameter naming the reference rater (human or gold
 labels) is ``gold=``; every ``n_resamples`` defaults to :data:`DEFAULT_RESAMPLES`. The conventions
 are written out in ``docs/conventions.md``.
@@ -54,6 +58,7 @@ from judgelab.stats.model_agreement import (
     agreement_matrix_wide,
 )
 from judgelab.stats.pairing import (
+    AmbiguousQuestionError,
     DuplicateRatingsError,
     EmptyInputError,
     StatsInputError,
@@ -70,6 +75,7 @@ from judgelab.stats.sensitivity import unscored_sensitivity
 __all__ = [
     "AGREEMENT_THRESHOLDS",
     "DEFAULT_RESAMPLES",
+    "AmbiguousQuestionError",
     "BootstrapResult",
     "CorrectionError",
     "DuplicateRatingsError",

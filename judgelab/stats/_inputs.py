@@ -1,6 +1,20 @@
 """Shared input handling: arrays or ``data=`` + column names (or judge names), NaN dropped pairwise.
 
-Rules every public statistic follows:
+The question a statistic answers must be fully determined by its arguments, or the call raises one
+sentence naming the ambiguity and the fix (:mod:`judgelab.stats._question`, enforced here):
+
+- on a judgments table, the rows read hold one criterion, side, condition, repeat, rubric and rubric
+  version (per rater for the last four), unless ``by=`` splits on the column (one result row per group,
+  the group columns first) or ``aggregate=`` merges a rater's rows of one key; variables that are columns
+  of a judgments table need one judge too;
+- a statistic of several raters takes ``raters=``; by default it uses every rater but reference labels
+  ("gold", "human") and aggregates ("panel:...", "majority"), only when those are all human annotators or
+  all model judges, and names the raters it used (``raters`` column);
+- a metric whose inputs are absent is NaN with a note saying what is missing, never a number;
+- when the compared raters have no value in the column read (``value="score"`` by default), the error
+  names the column that holds them (``value='verdict'``); an unknown column is named with the user's columns.
+
+Rules every public statistic follows besides:
 - ``data`` given and a variable is a string: it names a column of ``data``; on a judgments table
   a string that is not a column names a judge, and the table is paired with :func:`pair_judges`.
 - A frame with a ``status`` column contributes only rows with status "ok"; the count of
@@ -25,7 +39,15 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from judgelab.judgments import is_scored
+from judgelab.judgments import VALUE_COLUMNS, is_scored
+from judgelab.stats._question import (
+    DESIGN_COLUMNS,
+    AmbiguousQuestionError,
+    check_design,
+    check_value_column,
+    default_raters,
+    rows_read,
+)
 from judgelab.stats.pairing import (
     MERGED_COLUMN,
     UNSCORED_COLUMN,
@@ -40,9 +62,12 @@ from judgelab.stats.pairing import (
     pair_judges,
 )
 
-__all__ = ["Aggregate", "DuplicateRatingsError", "EmptyInputError", "Layout", "Resolved", "StatsInputError",
-           "check_aggregate", "check_scored_judges", "drop_unscored", "names_judges", "long_ratings", "merge_note", "ratings_matrix", "resolve",
-           "per_group", "status_summary"]
+__all__ = ["Aggregate", "AmbiguousQuestionError", "By", "DuplicateRatingsError", "EmptyInputError", "Layout",
+           "RatingsMatrix", "Resolved", "StatsInputError", "check_aggregate", "check_scored_judges", "drop_unscored",
+           "by_columns", "choose_raters", "judge_names", "long_ratings", "merge_note", "names_judges", "per_group", "ratings_matrix", "resolve",
+           "status_summary"]
+
+By = str | Sequence[str] | None
 
 Layout = Literal["items x raters", "raters x items"]
 
@@ -135,18 +160,64 @@ def long_ratings(data: pd.DataFrame, columns: tuple[str, ...]) -> tuple[pd.DataF
     return drop_unscored(data)
 
 
+@dataclass
+class RatingsMatrix:
+    """Several raters' ratings as an items x raters matrix (NaN = missing), and what reading them left out."""
+
+    matrix: np.ndarray
+    ids: list[Any]  # the row (item) ids
+    raters: list[Any]  # the column (rater) names; positions for an array
+    n_unscored: int | None  # unscored rows excluded (None: the frame has no status)
+    n_merged: int  # duplicate rows merged by ``aggregate``
+    note: str = ""  # raters left out by default
+
+    def context(self, aggregate: Aggregate, *, named: bool) -> dict[str, Any]:
+        """The accounting columns of a multi-rater result row (``raters`` when they have names)."""
+        ctx: dict[str, Any] = {"n_raters": self.matrix.shape[1]}
+        if named:
+            ctx["raters"] = ", ".join(map(str, self.raters))
+        if self.n_unscored is not None:
+            ctx["n_unscored_excluded"] = self.n_unscored
+        if aggregate is not None:
+            ctx["n_rows_merged"] = self.n_merged
+        return ctx
+
+
+def choose_raters(data: pd.DataFrame, rater: str, raters: Sequence[Any] | None,
+                  statistic: str = "this statistic") -> tuple[list[Any], str]:
+    """The raters a multi-rater statistic uses (``raters``, else the default of rule 2) and the note on those
+    left out; raises when a named rater has no rows."""
+    if rater not in data.columns:
+        raise _unknown_column(rater, data, "rater")
+    present = list(pd.unique(data[rater].dropna()))
+    if raters is None:
+        return default_raters(present, statistic=statistic)
+    if isinstance(raters, str):
+        raise StatsInputError(f"raters must be a list of {rater} names, e.g. raters=[{raters!r}, ...], not one string")
+    chosen = list(dict.fromkeys(raters))
+    unknown = [r for r in chosen if r not in set(present)]
+    if unknown:
+        shown = ", ".join(map(repr, present[:12])) + (f" ... ({len(present)} in all)" if len(present) > 12 else "")
+        raise StatsInputError(f"rater(s) {unknown} have no rows in column {rater!r} (its raters: {shown})")
+    if len(chosen) < 2:
+        raise StatsInputError(f"{statistic} needs at least two raters; raters={chosen!r}")
+    return chosen, ""
+
+
 def ratings_matrix(
     ratings: Any, data: pd.DataFrame | None, *, item: str, rater: str, value: str, layout: Layout | None = None,
     numeric: bool = False, aggregate: Aggregate = None, statistic: str = "this statistic",
-) -> tuple[np.ndarray, list[Any], int | None, int]:
-    """The ratings of several raters as an items x raters matrix (NaN = missing), its row ids, the unscored
-    rows excluded and the duplicate rows merged.
+    raters: Sequence[Any] | None = None, split: Sequence[str] = (),
+) -> RatingsMatrix:
+    """The ratings of several raters as an items x raters matrix (NaN = missing) with its row ids and raters.
 
     ``ratings``: a 2-D array, items x raters (``layout="raters x items"`` transposes it, the krippendorff
     package's layout). With ``layout=None`` an array with more columns than rows is refused, because
     it most likely holds raters x items and would silently give another number. Else ``data``, long with
     item/rater/value columns, pivoted (row ids: the items; unscored rows excluded and counted, None
-    when the frame has no status). Two scored ratings of one item by one rater raise
+    when the frame has no status). ``raters``: which raters to use (default: rule 2 of
+    :mod:`judgelab.stats._question`); the rows read must hold one design cell (rule 1; ``split``: the
+    columns a ``by=`` already split on). Two scored ratings of one item by one rater raise
     :class:`DuplicateRatingsError` unless ``aggregate`` merges them. ``numeric``: every rating must be
     a number (a non-numeric one is an error, never turned into a missing rating).
     """
@@ -155,12 +226,31 @@ def ratings_matrix(
     if ratings is not None:
         if data is not None:
             raise StatsInputError("give either a ratings array or data=, not both")
-        return _array_matrix(ratings, layout, numeric), list(range(_rows(ratings, layout))), None, 0
+        if raters is not None:
+            raise StatsInputError("raters= names raters of data=; with a ratings array select its columns instead")
+        matrix = _array_matrix(ratings, layout, numeric)
+        return RatingsMatrix(matrix, list(range(matrix.shape[0])), list(range(matrix.shape[1])), None, 0)
     if data is None:
         raise StatsInputError("give a ratings array (items x raters) or data= with item/rater/value columns")
     if layout is not None:
         raise StatsInputError("layout= describes a ratings array; long data= is always pivoted to items x raters")
-    data, n_unscored = long_ratings(data, (item, rater, value))
+    data = _check_frame(data)
+    table = is_judgments_table(data)
+    for col in (item, rater):
+        if col not in data.columns:
+            raise _unknown_column(col, data, "item" if col == item else "rater")
+    if data[rater].isna().any():
+        raise StatsInputError(f"column {rater!r} has {int(data[rater].isna().sum())} missing values; every rating "
+                              "needs a rater")
+    chosen, note = choose_raters(data, rater, raters, statistic)
+    data = data[data[rater].isin(chosen)]
+    if table:
+        check_value_column(data, value, who=_who(rater, chosen), numeric=numeric)
+    elif value not in data.columns:
+        raise _unknown_column(value, data, "value")
+    check_design(rows_read(data, value), rater=rater, split=split, aggregate=aggregate, ignore=(item, rater),
+                 statistic=statistic)
+    data, n_unscored = drop_unscored(data)
     if numeric:
         data = data.assign(**{value: _numeric_series(data[value], value)})
     if aggregate is None:
@@ -174,16 +264,21 @@ def ratings_matrix(
     else:
         data, n_merged = aggregate_duplicates(data, [item, rater], value, aggregate)
     codes, items = _factorize(data[item])
-    rater_codes, raters = _factorize(data[rater])
-    if (codes < 0).any() or (rater_codes < 0).any():
-        col = item if (codes < 0).any() else rater
-        raise StatsInputError(f"column {col!r} has {int(((codes if col == item else rater_codes) < 0).sum())} "
-                              "missing values; every rating needs an item and a rater")
-    matrix = np.full((len(items), len(raters)), np.nan, dtype=float if numeric else object)
+    rater_codes, found = _factorize(data[rater])
+    if (codes < 0).any():
+        raise StatsInputError(f"column {item!r} has {int((codes < 0).sum())} missing values; every rating needs an "
+                              "item")
+    matrix = np.full((len(items), len(found)), np.nan, dtype=float if numeric else object)
     matrix[codes, rater_codes] = data[value].to_numpy(dtype=float if numeric else object)
     if not numeric:
         matrix[pd.isna(matrix)] = np.nan
-    return matrix, list(items), n_unscored, n_merged
+    return RatingsMatrix(matrix, list(items), list(found), n_unscored, n_merged, note)
+
+
+def _who(rater: str, names: Sequence[Any]) -> str:
+    shown = ", ".join(repr(n) if isinstance(n, str) else str(n) for n in list(names)[:4])
+    word = {"judge": "judges"}.get(rater, f"{rater}s") if len(names) > 1 else rater
+    return f"{word} {shown}" + (", ..." if len(names) > 4 else "")
 
 
 def _factorize(values: pd.Series) -> tuple[np.ndarray, Any]:
@@ -244,14 +339,18 @@ def resolve(
     table_value: str = "score",
     n_unscored_excluded: int | None = None,
     aggregate: Aggregate = None,
+    split: Sequence[str] = (),
+    statistic: str = "this statistic",
 ) -> Resolved:
     """Resolve named variables (arrays or column/judge names) into aligned, missing-free arrays.
 
-    ``labels`` are extra grouping columns (system, item ...), kept as objects and aligned too.
-    ``table_value`` is the judgments-table column compared when variables name judges.
-    ``n_unscored_excluded``: unscored rows the caller already left out of ``data`` (reported).
-    ``aggregate``: how to merge a judge's several scored rows of one key when variables name judges.
-    Raises :class:`StatsInputError` (or :class:`EmptyInputError`) instead of returning nothing.
+    ``labels`` are extra grouping columns (system, item ...), kept as objects and aligned too; a label
+    naming a design column (``criterion="criterion"``) splits on it. ``table_value`` is the judgments-table
+    column compared when variables name judges. ``n_unscored_excluded``: unscored rows the caller already
+    left out of ``data`` (reported). ``aggregate``: how to merge a judge's several scored rows of one key when
+    variables name judges. ``split``: design columns a ``by=`` already split on. On a judgments table the
+    question must be determined (module docstring). Raises :class:`StatsInputError` (or
+    :class:`EmptyInputError`, :class:`AmbiguousQuestionError`) instead of returning nothing.
     """
     labels = dict(labels or {})
     n_unscored = n_unscored_excluded
@@ -264,16 +363,31 @@ def resolve(
         judge_names = names_judges(data, variables)
         if judge_names and not is_judgments_table(data):
             _explain_not_a_table(data, names)
+        for role, column in [("cluster", cluster), *labels.items()]:  # named in the user's columns, before pairing
+            if isinstance(column, str) and column not in data.columns:
+                raise _unknown_column(column, data, role)
+        split = [*split, *(v for v in labels.values() if isinstance(v, str) and v in DESIGN_COLUMNS)]
         if judge_names:
-            check_scored_judges(data, names)
+            _check_known_judges(data, names)
             wanted = [cluster, *labels.values()]
             keep = [k for k in wanted if isinstance(k, str) and k in data.columns]
             keep = list(dict.fromkeys(k for k in keep if k not in ("item_id", "criterion", "side")))
-            data = pair_judges(data, names, keep=keep, value=table_value, aggregate=aggregate)
+            # only the named judges' rows and the columns read: a judgments table has ~35 columns
+            columns = [c for c in dict.fromkeys(("item_id", "criterion", "side", "judge", "status", *VALUE_COLUMNS,
+                                                 table_value, *DESIGN_COLUMNS, *keep)) if c in data.columns]
+            rows = data.loc[data["judge"].isin(names).to_numpy(dtype=bool), columns]
+            check_scored_judges(rows, names)
+            check_value_column(rows, table_value, who=_who("judge", names), numeric=numeric)
+            check_design(rows_read(rows, table_value), rater="judge", split=split, aggregate=aggregate,
+                         statistic=statistic)
+            data = pair_judges(rows, names, keep=keep, value=table_value, aggregate=aggregate)
             paired = True
         elif aggregate is not None:
             raise StatsInputError("aggregate= merges a judge's duplicate rows; it applies when the variables name "
                                   "judges of a judgments table, not columns")
+        elif is_judgments_table(data):  # columns of a judgments table: the rows must be one judge's one design cell
+            read = next((v for v in names if isinstance(v, str)), None)
+            check_design(rows_read(data, read), rater=None, split=split, statistic=statistic)
         if "status" in data.columns:
             data, n_unscored = drop_unscored(data)
         elif UNSCORED_COLUMN in data.columns:  # a frame paired by pair_judges / pair_conditions
@@ -310,6 +424,22 @@ def resolve(
     )
 
 
+def _check_known_judges(data: pd.DataFrame, names: Sequence[str]) -> None:
+    present = set(data["judge"].dropna().astype(str))
+    missing = [n for n in names if n not in present]
+    if missing:
+        known = sorted(present)
+        shown = ", ".join(map(repr, known[:12])) + (f" ... ({len(known)} in all)" if len(known) > 12 else "")
+        raise StatsInputError(f"judge(s) {missing} have no rows in the judgments table; its judges: {shown or 'none'}")
+
+
+def judge_names(data: pd.DataFrame | None, variables: Mapping[str, Any]) -> list[str]:
+    """The judges the variables name on a judgments table ([] when they are columns or arrays)."""
+    if data is None or not isinstance(data, pd.DataFrame) or not names_judges(data, variables):
+        return []
+    return [v for v in variables.values() if v is not None]
+
+
 def _nothing_left(variables: Mapping[str, Any], n_rows: int, n_unscored: int | None, paired: bool) -> str:
     named = ", ".join(f"{k}={v!r}" if isinstance(v, str) else k for k, v in variables.items())
     if n_rows == 0:
@@ -329,9 +459,10 @@ def check_scored_judges(table: pd.DataFrame, names: Sequence[str], judge: str = 
     """Raise :class:`EmptyInputError` when a named judge has rows but none of them is scored."""
     if "status" not in table.columns:
         return
+    scored = is_scored(table).groupby(table[judge].astype(object)).any()
     for name in names:
-        rows = table[table[judge] == name]
-        if len(rows) and not is_scored(rows).any():
+        if name in scored.index and not scored[name]:
+            rows = table[table[judge] == name]
             raise EmptyInputError(f"judge {name!r} has {len(rows)} rows and none is scored (status 'ok'): "
                                   f"{status_summary(rows)}; a table built without statuses needs status='ok' on "
                                   "its scored rows")
@@ -383,15 +514,25 @@ def _isna(a: np.ndarray) -> np.ndarray:
 
 
 def per_group(compute: Callable[[pd.DataFrame], pd.DataFrame], data: pd.DataFrame | None,
-              by: str | Sequence[str]) -> pd.DataFrame:
-    """``compute`` on each group of ``data`` by the ``by`` column(s), the group keys as leading columns."""
+              by: str | Sequence[str], *, rows_of: Sequence[Any] = (), rater: str = "judge") -> pd.DataFrame:
+    """``compute`` on each group of ``data`` by the ``by`` column(s), the group keys as leading columns.
+
+    ``rows_of``: the raters compared (judges named by the variables, or a multi-rater statistic's raters);
+    only their rows are grouped, so another rater's criteria or conditions make no group of their own.
+    """
     if data is None:
         raise StatsInputError("by= groups the rows of data=; give data= (a long frame or a judgments table)")
     data = _check_frame(data)
     cols = [by] if isinstance(by, str) else list(by)
+    if not cols:
+        raise StatsInputError("by= needs at least one column name")
     for col in cols:
         if col not in data.columns:
             raise _unknown_column(col, data, "by")
+    if rows_of and rater in data.columns:
+        data = data[data[rater].isin(list(rows_of))]
+        if data.empty:
+            raise EmptyInputError(f"no rows of {_who(rater, list(rows_of))} to group by {cols}")
     frames = []
     for key, part in data.groupby(cols, sort=True, dropna=False):
         values = key if isinstance(key, tuple) else (key,)
@@ -401,6 +542,13 @@ def per_group(compute: Callable[[pd.DataFrame], pd.DataFrame], data: pd.DataFram
             where = ", ".join(f"{c}={v!r}" for c, v in zip(cols, values, strict=True))
             raise type(exc)(f"{where}: {exc}") from exc
         for col, v in reversed(list(zip(cols, values, strict=True))):
+            if col in frame.columns:  # the statistic's own column of that name (e.g. criterion "all") gives way
+                frame = frame.drop(columns=col)
             frame.insert(0, col, v)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
+
+
+def by_columns(by: By) -> list[str]:
+    """``by`` as a list of column names ([] for None)."""
+    return [] if by is None else [by] if isinstance(by, str) else list(by)

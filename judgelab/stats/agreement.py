@@ -18,8 +18,11 @@ from scipy import special
 
 from judgelab.stats._inputs import (
     Aggregate,
+    By,
     Layout,
     StatsInputError,
+    choose_raters,
+    judge_names,
     merge_note,
     per_group,
     ratings_matrix,
@@ -36,8 +39,8 @@ from judgelab.stats.bootstrap import (
 from judgelab.stats.contingency import agreement_from_table, kappa_from_table
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
-__all__ = ["KappaWeights", "agreement_statistic", "check_categorical", "cohen_kappa", "fleiss_kappa",
-           "kappa_statistic", "label_codes", "percent_agreement"]
+__all__ = ["KappaWeights", "agreement_statistic", "check_categorical", "check_long", "cohen_kappa", "fleiss_kappa",
+           "kappa_statistic", "label_codes", "percent_agreement", "with_note"]
 
 KappaWeights = Literal["linear", "quadratic"] | None
 
@@ -136,15 +139,24 @@ def percent_agreement(
     data: pd.DataFrame | None = None,
     value: str = "score",
     cluster: Any = None,
+    by: By = None,
     aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Share of rows where the two raters give the same label; bootstrap CI, no test.
 
-    ``aggregate`` ("mean", "median", "first"): how to merge a judge's several scored rows of one key
-    on a judgments table (else they are an error).
+    ``value``: the judgments-table column compared (labels: "verdict" or "winner"). ``by``: one row per
+    group (``by="criterion"``); a judgments table with several criteria, conditions or repeats needs it (or
+    a filter). ``aggregate`` ("mean", "median", "first"): how to merge a judge's several scored rows of one
+    key on a judgments table (else they are an error).
     """
-    res = resolve(data, {"x": x, "y": y}, cluster=cluster, numeric=False, table_value=value, aggregate=aggregate)
+    if by is not None:
+        return per_group(lambda part: percent_agreement(
+            x, y, data=part, value=value, cluster=cluster, aggregate=aggregate, interval=interval,
+            n_resamples=n_resamples, ci_level=ci_level, seed=seed), data, by,
+            rows_of=judge_names(data, {"x": x, "y": y}))
+    res = resolve(data, {"x": x, "y": y}, cluster=cluster, numeric=False, table_value=value, aggregate=aggregate,
+                  statistic="percent agreement")
     (cx, cy), _ = label_codes([res.values["x"], res.values["y"]])
     boot = bootstrap(agreement_statistic(cx, cy), res.n, cluster=res.cluster, cluster_name=res.cluster_name,
                      interval=interval, n_resamples=n_resamples, ci_level=ci_level, seed=seed,
@@ -163,6 +175,7 @@ def cohen_kappa(
     weights: KappaWeights = None,
     labels: Sequence[Any] | None = None,
     cluster: Any = None,
+    by: By = None,
     aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
@@ -174,9 +187,15 @@ def cohen_kappa(
     Both raters with one and the same category -> NaN with a note. One rater with a single
     category -> kappa is exactly 0 (observed agreement equals chance agreement whatever the
     other rater does) and has no test: p-value NaN, said in the note.
-    ``aggregate``: as in :func:`percent_agreement`.
+    ``value``, ``by`` and ``aggregate``: as in :func:`percent_agreement`.
     """
-    res = resolve(data, {"x": x, "y": y}, cluster=cluster, numeric=False, table_value=value, aggregate=aggregate)
+    if by is not None:
+        return per_group(lambda part: cohen_kappa(
+            x, y, data=part, value=value, weights=weights, labels=labels, cluster=cluster, aggregate=aggregate,
+            interval=interval, n_resamples=n_resamples, ci_level=ci_level, seed=seed), data, by,
+            rows_of=judge_names(data, {"x": x, "y": y}))
+    res = resolve(data, {"x": x, "y": y}, cluster=cluster, numeric=False, table_value=value, aggregate=aggregate,
+                  statistic="Cohen's kappa")
     if labels is None:
         check_categorical(res.values, "Cohen's kappa")
     (cx, cy), categories = label_codes([res.values["x"], res.values["y"]], labels)
@@ -252,9 +271,10 @@ def fleiss_kappa(
     ratings: Any = None,
     *,
     data: pd.DataFrame | None = None, item: str = "item_id", rater: str = "judge", value: str = "score",
+    raters: Sequence[Any] | None = None,
     labels: Sequence[Any] | None = None,
     layout: Layout | None = None,
-    by: str | Sequence[str] | None = None,
+    by: By = None,
     aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
@@ -262,20 +282,25 @@ def fleiss_kappa(
 
     ``ratings``: an items x raters array (``layout="raters x items"`` for the transposed one; an array
     with more columns than rows is refused without ``layout``), or long ``data`` with item/rater/value
-    columns. Fleiss needs the same number of ratings per item: the items with the most common count
-    are kept, the others dropped, counted (``n_items_fewer_ratings_dropped``,
-    ``n_items_more_ratings_dropped``) and named in the note. ``by``: one row per group (e.g.
-    ``by="criterion"``); ``aggregate``: how to merge a rater's several scored rows of one item (else an error).
+    columns. ``raters``: the raters to use (default: every rater but reference labels -- "gold", "human" --
+    and aggregates -- "panel:...", "majority" --, when those are all human annotators or all model judges;
+    else the call asks for ``raters=``); the ``raters`` column names them. Fleiss needs the same number of
+    ratings per item: the items with the most common count are kept, the others dropped, counted
+    (``n_items_fewer_ratings_dropped``, ``n_items_more_ratings_dropped``) and named in the note. ``by``: one
+    row per group (e.g. ``by="criterion"``; a table with several criteria, conditions or repeats needs it, or
+    a filter); ``aggregate``: how to merge a rater's several scored rows of one item (else an error).
     """
     kwargs: dict[str, Any] = dict(item=item, rater=rater, value=value, labels=labels, layout=layout,
                                   aggregate=aggregate, interval=interval, n_resamples=n_resamples,
                                   ci_level=ci_level, seed=seed)
     if by is not None:
-        return per_group(lambda part: fleiss_kappa(data=part, **kwargs), data, by)
-    matrix, ids, n_unscored, n_merged = ratings_matrix(ratings, data, item=item, rater=rater, value=value,
-                                                       layout=layout, aggregate=aggregate,
-                                                       statistic="Fleiss' kappa")
-    fc = _category_counts(matrix, ids, labels)
+        chosen, left_out = choose_raters(check_long(data), rater, raters, "Fleiss' kappa")
+        frame = per_group(lambda part: fleiss_kappa(data=part, raters=chosen, **kwargs), data, by, rows_of=chosen,
+                          rater=rater)
+        return with_note(frame, left_out)
+    rm = ratings_matrix(ratings, data, item=item, rater=rater, value=value, layout=layout, aggregate=aggregate,
+                        statistic="Fleiss' kappa", raters=raters)
+    fc = _category_counts(rm.matrix, rm.ids, labels)
     counts, m = fc.counts, fc.m
     n_items = counts.shape[0]
     boot = bootstrap(lambda idx: _fleiss_from_counts(counts[idx]), n_items, interval=interval,
@@ -292,13 +317,25 @@ def fleiss_kappa(
                                "n_items_incomplete_dropped": len(fc.fewer) + len(fc.more),
                                "n_items_fewer_ratings_dropped": len(fc.fewer),
                                "n_items_more_ratings_dropped": len(fc.more)}
-    if n_unscored is not None:
-        context["n_unscored_excluded"] = n_unscored
-    if aggregate is not None:
-        context["n_rows_merged"] = n_merged
+    context.update({k: v for k, v in rm.context(aggregate, named=data is not None).items() if k != "n_raters"})
     row = result_row("fleiss_kappa", boot.estimate, n=n_items, p_value=p_value,
                      method=f"Fleiss' kappa ({m} raters per item); p: z-test with null variance "
                      f"(Fleiss, Nee & Landis 1979); CI: {boot.method} over items",
-                     note=join_notes(note, fc.note(), merge_note(aggregate, n_merged), boot.note), **boot.fields(),
-                     **context)
+                     note=join_notes(note, fc.note(), merge_note(aggregate, rm.n_merged), rm.note, boot.note),
+                     **boot.fields(), **context)
     return tidy_frame([row])
+
+
+def check_long(data: pd.DataFrame | None) -> pd.DataFrame:
+    if data is None:
+        raise StatsInputError("by= groups the rows of data=; give data= (a long frame or a judgments table)")
+    if not isinstance(data, pd.DataFrame):
+        raise StatsInputError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    return data
+
+
+def with_note(frame: pd.DataFrame, note: str) -> pd.DataFrame:
+    """``frame`` with ``note`` joined to every row's note (the raters a by= call left out, said once per row)."""
+    if note:
+        frame["note"] = [join_notes(n, note) for n in frame["note"]]
+    return frame

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgelab.stats._inputs import Resolved, resolve
+from judgelab.stats._inputs import By, Resolved, judge_names, per_group, resolve
 from judgelab.stats.agreement import agreement_statistic
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Interval, Seed, bootstrap
 from judgelab.stats.errors import error_statistic
@@ -85,6 +85,7 @@ def positive_bias(
     data: pd.DataFrame | None = None,
     criterion: Any = None,
     cluster: Any = None,
+    by: By = None,
     zero_method: ZeroMethod = "wilcox",
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
@@ -92,10 +93,17 @@ def positive_bias(
 
     Rows per criterion: mean_difference, wilcoxon_signed_rank, sign_test, share_over_rated,
     share_under_rated, share_equal. Tests assume independent items (with ``cluster`` only the
-    bootstrap CIs account for clustering).
+    bootstrap CIs account for clustering). ``by``: one block of rows per group of other columns
+    (``by="condition"``); a judgments table with several criteria needs ``criterion="criterion"`` (or a
+    filter), and several conditions or repeats need ``by=`` or a filter.
     """
+    if by is not None:
+        return per_group(lambda part: positive_bias(
+            x, y, data=part, criterion=criterion, cluster=cluster, zero_method=zero_method, interval=interval,
+            n_resamples=n_resamples, ci_level=ci_level, seed=seed), data, by,
+            rows_of=judge_names(data, {"x": x, "y": y}))
     labels = {} if criterion is None else {"criterion": criterion}
-    res = resolve(data, {"x": x, "y": y}, cluster=cluster, labels=labels)
+    res = resolve(data, {"x": x, "y": y}, cluster=cluster, labels=labels, statistic="positive bias")
     diff = res.values["x"] - res.values["y"]
     groups = res.labels.get("criterion", np.full(len(diff), "all", dtype=object))
     boot_kwargs = dict(interval=interval, n_resamples=n_resamples, ci_level=ci_level, seed=seed)
@@ -120,14 +128,20 @@ def score_distributions(
     criterion: Any = None,
     x_name: str | None = None,
     y_name: str | None = None,
+    by: By = None,
 ) -> pd.DataFrame:
     """Long frame (criterion, rater, score, count, share) of the judge and human scores on shared items.
 
     Only items scored by both enter, so the two histograms describe the same items; every score
-    seen by either rater appears for both (count 0 where absent).
+    seen by either rater appears for both (count 0 where absent). ``criterion`` and ``by`` as in
+    :func:`positive_bias`.
     """
+    if by is not None:
+        return per_group(lambda part: score_distributions(x, y, data=part, criterion=criterion, x_name=x_name,
+                                                          y_name=y_name), data, by,
+                         rows_of=judge_names(data, {"x": x, "y": y}))
     labels = {} if criterion is None else {"criterion": criterion}
-    res: Resolved = resolve(data, {"x": x, "y": y}, labels=labels)
+    res: Resolved = resolve(data, {"x": x, "y": y}, labels=labels, statistic="score distributions")
     names = (x_name or (x if isinstance(x, str) else "judge"), y_name or (y if isinstance(y, str) else "human"))
     groups = res.labels.get("criterion", np.full(res.n, "all", dtype=object))
     parts = []

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from judgelab.stats._inputs import StatsInputError, resolve
+from judgelab.stats._inputs import StatsInputError, judge_names, per_group, resolve
 from judgelab.stats.contingency import kendall_from_table, spearman_from_table
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
@@ -635,6 +635,8 @@ def bootstrap_ci(
     statistic: str | Callable[..., np.ndarray] = "mean",
     cluster: Any = None,
     cluster_resampling: ClusterResampling = "clusters_then_rows",
+    value: str = "score",
+    by: Any = None,
     n_resamples: int = DEFAULT_RESAMPLES,
     ci_level: float = 0.95,
     interval: Interval = "percentile",
@@ -644,9 +646,16 @@ def bootstrap_ci(
 
     ``statistic``: "mean", "mean_difference" (x - y), "pearson", "spearman", "kendall", or a
     function of one or two arrays vectorised along the last axis (e.g. ``lambda a: a.std(axis=-1)``).
+    ``value``: the judgments-table column read when ``x``/``y`` name judges. ``by``: one row per group
+    (``by="criterion"``); a judgments table with several criteria, conditions or repeats needs it (or a filter).
     """
     variables = {"x": x} if y is None else {"x": x, "y": y}
-    res = resolve(data, variables, cluster=cluster)
+    if by is not None:
+        return per_group(lambda part: bootstrap_ci(
+            x, y, data=part, statistic=statistic, cluster=cluster, cluster_resampling=cluster_resampling,
+            value=value, n_resamples=n_resamples, ci_level=ci_level, interval=interval, seed=seed), data, by,
+            rows_of=judge_names(data, variables))
+    res = resolve(data, variables, cluster=cluster, table_value=value, statistic="bootstrap_ci")
     arrays = list(res.values.values())
     if callable(statistic):
         stat, name = vectorized_statistic(statistic, *arrays), getattr(statistic, "__name__", "statistic")

@@ -24,6 +24,7 @@ import pandas as pd
 
 from judgelab.judgments import is_scored
 from judgelab.stats._inputs import StatsInputError
+from judgelab.stats._question import check_design
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap
 from judgelab.stats.tidy import result_row, tidy_frame
 
@@ -120,14 +121,40 @@ def expected_calibration_error(confidence: Sequence[float] | np.ndarray, correct
 
 def calibration(table: pd.DataFrame, gold: str | Mapping[str, object] = "gold", *,
                 judges: Sequence[str] | None = None, n_bins: int = 10, binning: Binning = "uniform",
-                tie_credit: float = 0.5, n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95,
-                seed: int = 0) -> CalibrationResult:
+                tie_credit: float = 0.5, by: str | Sequence[str] | None = None, n_resamples: int = DEFAULT_RESAMPLES,
+                ci_level: float = 0.95, seed: int = 0) -> CalibrationResult:
     """Reliability-diagram bins and ECE (bootstrap CI) per judge, against ``gold`` (a judge or item -> label).
 
-    Each judge's summary rows count its verdicts left out, by reason (see :data:`EXCLUSIONS`).
+    Each judge's summary rows count its verdicts left out, by reason (see :data:`EXCLUSIONS`). A judge's
+    rows must hold one criterion, side, condition, repeat and rubric (rule 1 of
+    :mod:`judgelab.stats._question`): ``by`` gives one block of bins and summary rows per group
+    (``by="condition"`` for the two presentation orders), the group columns leading.
     """
     if n_bins < 1:
         raise StatsInputError(f"n_bins must be positive, got {n_bins}")
+    if by is not None:
+        cols = [by] if isinstance(by, str) else list(by)
+        gold_rows = table[table["judge"] == gold] if isinstance(gold, str) else table.iloc[:0]
+        judged = table[table["judge"] != gold] if isinstance(gold, str) else table
+        parts = []
+        for key, part in judged.groupby(cols, sort=True, dropna=False):
+            res = calibration(pd.concat([part, gold_rows], ignore_index=True), gold, judges=judges, n_bins=n_bins,
+                              binning=binning, tie_credit=tie_credit, n_resamples=n_resamples, ci_level=ci_level,
+                              seed=seed)
+            values = key if isinstance(key, tuple) else (key,)
+            for frame in (res.bins, res.summary):
+                for col, v in reversed(list(zip(cols, values, strict=True))):
+                    frame.insert(0, col, v)
+            parts.append(res)
+        if not parts:
+            raise StatsInputError("no judge rows to calibrate")
+        return CalibrationResult(bins=pd.concat([p.bins for p in parts], ignore_index=True),
+                                 summary=pd.concat([p.summary for p in parts], ignore_index=True))
+    judged = table[table["judge"] != gold] if isinstance(gold, str) else table
+    if judges is not None:
+        judged = judged[judged["judge"].isin(list(judges))]
+    for _, rows in judged.groupby("judge", sort=False):
+        check_design(rows, rater=None, statistic="calibration")
     verdicts = correctness(table, gold, tie_credit=tie_credit)
     if judges is not None:
         verdicts = verdicts[verdicts["judge"].isin(list(judges))]

@@ -27,6 +27,7 @@ import pandas as pd
 
 from judgelab.errors import ConfigError
 from judgelab.judgments import is_scored
+from judgelab.stats._question import describe_values
 from judgelab.stats.agreement import agreement_statistic, kappa_statistic, label_codes
 from judgelab.stats.bootstrap import (
     DEFAULT_RESAMPLES,
@@ -105,7 +106,8 @@ def compare_rubrics(
     ``table``: a judgments table holding each judge's rows under several variants (the ``by`` column,
     ``rubric`` by default: the names ``rubric.variant()`` gives) and the gold rows (``judge == gold``,
     any rubric), or ``gold`` as a mapping item_id -> label (then one criterion). Units are item x
-    criterion (x side); ``criterion=`` keeps some criteria, else all are pooled. Only scored rows
+    criterion (x side); ``criterion=`` keeps one criterion, or pools the ones it lists; a table with
+    several criteria and no ``criterion=`` is refused (the pooling must be asked for). Only scored rows
     count, and only units where the gold label and *every* variant of the judge are scored
     (complete cases, so the comparison is paired); the rest are counted in ``n_missing_dropped``
     (per variant: ``unscored_share``). Two scored rows for one unit and variant are an error.
@@ -131,6 +133,13 @@ def compare_rubrics(
         if col not in table.columns:
             raise ConfigError(f"the judgments table has no {col!r} column")
     rows = table if criterion is None else table[table["criterion"].isin(_as_list(criterion))]
+    if criterion is None:  # several criteria pooled only when named (rule 1 of judgelab.stats._question)
+        criteria = list(pd.unique(rows["criterion"].astype(object)))
+        if len(criteria) > 1:
+            raise ConfigError(
+                f"this table has {len(criteria)} criteria ({describe_values(criteria)}): pass criterion=<one> to "
+                f"compare the variants on one, or criterion={sorted(map(str, criteria))!r} to pool them on purpose "
+                "(units are then item x criterion)")
     if rows.empty:
         raise ConfigError(f"the table has no rows for criterion {criterion!r}")
     cluster_col = cluster or "item_id"

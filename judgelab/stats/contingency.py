@@ -16,6 +16,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from judgelab.stats.pairing import StatsInputError
+
 __all__ = ["agreement_from_table", "kappa_from_table", "kendall_from_table", "mean_from_table",
            "spearman_from_table", "rms_from_table"]
 
@@ -78,7 +80,7 @@ def kendall_from_table(counts: np.ndarray, variant: str = "b") -> np.ndarray:
             classes = np.minimum((count_x > 0).sum(axis=1), (count_y > 0).sum(axis=1)).astype(float)
             tau = 2 * concordant_minus_discordant / (m**2 * (classes - 1) / classes)
         else:
-            raise ValueError(f"variant must be 'b' or 'c', got {variant!r}")
+            raise StatsInputError(f"variant must be 'b' or 'c', got {variant!r}")
     tau[(pairs - ties_x <= 0) | (pairs - ties_y <= 0)] = np.nan  # a constant side, as scipy
     return np.clip(tau, -1.0, 1.0)
 

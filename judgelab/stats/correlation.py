@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgelab.stats._inputs import Aggregate, Resolved, StatsInputError, resolve
+from judgelab.stats._inputs import Aggregate, By, Resolved, StatsInputError, judge_names, per_group, resolve
 from judgelab.stats.bootstrap import (
     DEFAULT_RESAMPLES,
     IndexStatistic,
@@ -185,21 +185,31 @@ def correlation(
     y: Any,
     *,
     data: pd.DataFrame | None = None,
+    value: str = "score",
     method: CorrelationMethod = "spearman",
     variant: Literal["b", "c"] = "b",
     cluster: Any = None,
     alternative: Alternative = "two-sided",
+    by: By = None,
     aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Correlation of ``x`` and ``y`` with its p-value and a (clustered) bootstrap CI.
 
-    ``x``/``y``: arrays, or column names of ``data`` (judge names on a judgments table).
-    Rows where either is missing are dropped pairwise (``n_missing_dropped``). A constant side
-    or n < 2 gives a NaN estimate with a ``note``. ``aggregate`` ("mean", "median", "first"): how
+    ``x``/``y``: arrays, or column names of ``data`` (judge names on a judgments table, whose ``value``
+    column is compared). Rows where either is missing are dropped pairwise (``n_missing_dropped``). A
+    constant side or n < 2 gives a NaN estimate with a ``note``. ``by``: one row per group, the group
+    columns first (``by="criterion"``: a per-criterion table in one call); a judgments table with several
+    criteria, conditions or repeats needs it (or a filter). ``aggregate`` ("mean", "median", "first"): how
     to merge a judge's several scored rows of one key on a judgments table (else an error).
     """
-    res = resolve(data, {"x": x, "y": y}, cluster=cluster, aggregate=aggregate)
+    if by is not None:
+        return per_group(lambda part: correlation(
+            x, y, data=part, value=value, method=method, variant=variant, cluster=cluster, alternative=alternative,
+            aggregate=aggregate, interval=interval, n_resamples=n_resamples, ci_level=ci_level, seed=seed),
+            data, by, rows_of=judge_names(data, {"x": x, "y": y}))
+    res = resolve(data, {"x": x, "y": y}, cluster=cluster, aggregate=aggregate, table_value=value,
+                  statistic="a correlation")
     row = correlation_row(res, method, variant=variant, alternative=alternative, interval=interval,
                           n_resamples=n_resamples, ci_level=ci_level, seed=seed)
     return tidy_frame([row])

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgelab.stats._inputs import Aggregate, Resolved, StatsInputError, resolve
+from judgelab.stats._inputs import Aggregate, By, Resolved, StatsInputError, judge_names, per_group, resolve
 from judgelab.stats.bootstrap import (
     DEFAULT_RESAMPLES,
     IndexStatistic,
@@ -74,19 +74,27 @@ def error_metrics(
     y: Any,
     *,
     data: pd.DataFrame | None = None,
+    value: str = "score",
     metrics: tuple[str, ...] = ("mae", "rmse", "mean_signed_difference"),
     cluster: Any = None,
+    by: By = None,
     aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """MAE, RMSE and mean signed difference of judge ``x`` against human ``y``, one row each.
 
-    ``aggregate``: as in :func:`judgelab.stats.correlation`.
+    ``value``, ``by`` and ``aggregate``: as in :func:`judgelab.stats.correlation`.
     """
     unknown = [m for m in metrics if m not in ERROR_FUNCTIONS]
     if unknown:
         raise StatsInputError(f"unknown error metric(s) {unknown}; use {list(ERROR_FUNCTIONS)}")
-    res = resolve(data, {"x": x, "y": y}, cluster=cluster, aggregate=aggregate)
+    if by is not None:
+        return per_group(lambda part: error_metrics(
+            x, y, data=part, value=value, metrics=metrics, cluster=cluster, aggregate=aggregate, interval=interval,
+            n_resamples=n_resamples, ci_level=ci_level, seed=seed), data, by,
+            rows_of=judge_names(data, {"x": x, "y": y}))
+    res = resolve(data, {"x": x, "y": y}, cluster=cluster, aggregate=aggregate, table_value=value,
+                  statistic="an error metric")
     boot_kwargs = dict(interval=interval, n_resamples=n_resamples, ci_level=ci_level, seed=seed)
     return tidy_frame([_error_row(res, m, boot_kwargs) for m in metrics])
 

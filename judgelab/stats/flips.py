@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import special, stats
 from statsmodels.stats.contingency_tables import mcnemar
 
-from judgelab.stats._inputs import StatsInputError, resolve
+from judgelab.stats._inputs import By, StatsInputError, judge_names, per_group, resolve
 from judgelab.stats.tidy import result_row, tidy_frame
 
 __all__ = ["flip_rate", "mcnemar_test"]
@@ -30,14 +30,21 @@ def flip_rate(
     value: str = "winner",
     null_rate: float | None = None,
     alternative: Literal["two-sided", "greater", "less"] = "two-sided",
+    by: By = None,
     ci_level: float = 0.95,
 ) -> pd.DataFrame:
     """Share of items where ``before`` and ``after`` verdicts differ (labels of any type).
 
     On a judgments table, ``before``/``after`` name judges and ``value`` the compared column;
-    for two conditions of one judge, pair them first (e.g. pivot on ``condition``).
+    for two conditions of one judge, pair them first (:func:`judgelab.stats.pair_conditions`).
+    ``by``: one row per group (``by="criterion"``).
     """
-    res = resolve(data, {"before": before, "after": after}, numeric=False, table_value=value)
+    if by is not None:
+        return per_group(lambda part: flip_rate(before, after, data=part, value=value, null_rate=null_rate,
+                                                alternative=alternative, ci_level=ci_level), data, by,
+                         rows_of=judge_names(data, {"before": before, "after": after}))
+    res = resolve(data, {"before": before, "after": after}, numeric=False, table_value=value,
+                  statistic="the flip rate")
     flips = np.array([b != a for b, a in zip(res.values["before"], res.values["after"], strict=True)], dtype=bool)
     n, k = len(flips), int(flips.sum())
     test = stats.binomtest(k, n, null_rate if null_rate is not None else 0.5, alternative=alternative)

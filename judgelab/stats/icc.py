@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgelab.stats._inputs import Aggregate, Layout, merge_note, per_group, ratings_matrix
+from judgelab.stats._inputs import Aggregate, By, Layout, choose_raters, merge_note, per_group, ratings_matrix
+from judgelab.stats.agreement import check_long, with_note
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["icc"]
@@ -41,32 +42,35 @@ def icc(
     ratings: Any = None,
     *,
     data: pd.DataFrame | None = None, item: str = "item_id", rater: str = "judge", value: str = "score",
+    raters: Sequence[Any] | None = None,
     layout: Layout | None = None,
-    by: str | Sequence[str] | None = None,
+    by: By = None,
     aggregate: Aggregate = None,
     ci_level: float = 0.95,
 ) -> pd.DataFrame:
     """All six ICC forms, one row each; ``ratings`` items x raters or long ``data`` (item/rater/value).
 
-    Ratings must be numbers: a non-numeric rating is an error, never a missing value. ``layout``,
-    ``by`` and ``aggregate`` as in :func:`judgelab.stats.fleiss_kappa`.
+    Ratings must be numbers: a non-numeric rating is an error, never a missing value. ``raters``,
+    ``layout``, ``by`` and ``aggregate`` as in :func:`judgelab.stats.fleiss_kappa` (the ``raters`` column
+    names the raters used).
     """
     if by is not None:
-        return per_group(lambda part: icc(data=part, item=item, rater=rater, value=value, aggregate=aggregate,
-                                          ci_level=ci_level), data, by)
-    matrix, _, n_unscored, n_merged = ratings_matrix(ratings, data, item=item, rater=rater, value=value,
-                                                     numeric=True, layout=layout, aggregate=aggregate,
-                                                     statistic="the ICC")
+        chosen, left_out = choose_raters(check_long(data), rater, raters, "the ICC")
+        frame = per_group(lambda part: icc(data=part, item=item, rater=rater, value=value, raters=chosen,
+                                           aggregate=aggregate, ci_level=ci_level), data, by, rows_of=chosen,
+                          rater=rater)
+        return with_note(frame, left_out)
+    rm = ratings_matrix(ratings, data, item=item, rater=rater, value=value, numeric=True, layout=layout,
+                        aggregate=aggregate, statistic="the ICC", raters=raters)
+    matrix, n_merged = rm.matrix, rm.n_merged
     complete = ~np.isnan(matrix).any(axis=1)  # listwise: an item missing any rating is dropped
     x, n_dropped = matrix[complete], int((~complete).sum())
     n, k = x.shape
-    context: dict[str, Any] = {"n_raters": k, "n_items_incomplete_dropped": n_dropped, "ci_level": ci_level}
-    if n_unscored is not None:
-        context["n_unscored_excluded"] = n_unscored
-    if aggregate is not None:
-        context["n_rows_merged"] = n_merged
+    context: dict[str, Any] = {"n_raters": k, "n_items_incomplete_dropped": n_dropped, "ci_level": ci_level,
+                               **{c: v for c, v in rm.context(aggregate, named=data is not None).items()
+                                  if c != "n_raters"}}
     dropped_note = f"{n_dropped} item(s) missing a rating dropped (listwise)" if n_dropped else ""
-    base_note = join_notes(dropped_note, merge_note(aggregate, n_merged))
+    base_note = join_notes(dropped_note, merge_note(aggregate, n_merged), rm.note)
     if n < 2 or k < 2:
         note = join_notes(f"ICC undefined: needs >= 2 complete items and >= 2 raters (got {n} x {k})", base_note)
         return tidy_frame([result_row(name, np.nan, n=n, method=f"{name}: {desc}", note=note, **context)

@@ -26,8 +26,17 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from judgelab.stats._inputs import Aggregate, Layout, StatsInputError, merge_note, per_group, ratings_matrix
-from judgelab.stats.agreement import label_codes
+from judgelab.stats._inputs import (
+    Aggregate,
+    By,
+    Layout,
+    StatsInputError,
+    choose_raters,
+    merge_note,
+    per_group,
+    ratings_matrix,
+)
+from judgelab.stats.agreement import check_long, label_codes, with_note
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Interval, Seed, bootstrap
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
@@ -130,9 +139,10 @@ def krippendorff_alpha(
     ratings: Any = None,
     *,
     data: pd.DataFrame | None = None, item: str = "item_id", rater: str = "judge", value: str = "score",
+    raters: Sequence[Any] | None = None,
     level: AlphaLevel = "nominal",
     layout: Layout | None = None,
-    by: str | Sequence[str] | None = None,
+    by: By = None,
     aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
@@ -141,18 +151,21 @@ def krippendorff_alpha(
     ``ratings``: an items x raters array (NaN = missing), the layout of :func:`fleiss_kappa` and
     :func:`icc`; the krippendorff package's raters x units array needs ``layout="raters x items"``
     (without ``layout`` an array with more columns than rows is refused rather than read the wrong
-    way). Or long ``data`` with item/rater/value columns. ``by`` and ``aggregate`` as in
-    :func:`judgelab.stats.fleiss_kappa`.
+    way). Or long ``data`` with item/rater/value columns. ``raters``, ``by`` and ``aggregate`` as in
+    :func:`judgelab.stats.fleiss_kappa` (the ``raters`` column names the raters used).
     """
     if level not in ("nominal", "ordinal", "interval"):
         raise StatsInputError(f"level must be 'nominal', 'ordinal' or 'interval', got {level!r}")
     if by is not None:
-        return per_group(lambda part: krippendorff_alpha(
-            data=part, item=item, rater=rater, value=value, level=level, aggregate=aggregate, interval=interval,
-            n_resamples=n_resamples, ci_level=ci_level, seed=seed), data, by)
-    matrix, _, n_unscored, n_merged = ratings_matrix(ratings, data, item=item, rater=rater, value=value,
-                                                     layout=layout, aggregate=aggregate,
-                                                     statistic="Krippendorff's alpha")
+        chosen, left_out = choose_raters(check_long(data), rater, raters, "Krippendorff's alpha")
+        frame = per_group(lambda part: krippendorff_alpha(
+            data=part, item=item, rater=rater, value=value, raters=chosen, level=level, aggregate=aggregate,
+            interval=interval, n_resamples=n_resamples, ci_level=ci_level, seed=seed), data, by, rows_of=chosen,
+            rater=rater)
+        return with_note(frame, left_out)
+    rm = ratings_matrix(ratings, data, item=item, rater=rater, value=value, layout=layout, aggregate=aggregate,
+                        statistic="Krippendorff's alpha", raters=raters)
+    matrix, n_merged = rm.matrix, rm.n_merged
     units = _units(matrix, level)
 
     def stat(idx: np.ndarray) -> np.ndarray:
@@ -174,15 +187,11 @@ def krippendorff_alpha(
                          seed=seed, return_distribution=False)
         note = "" if np.isfinite(boot.estimate) else "alpha undefined: no variation among pairable values"
     context: dict[str, Any] = {"n_pairable_values": int(units.count.sum()), "n_units_unpairable": units.n_unpairable,
-                               "n_raters": matrix.shape[1]}
-    if n_unscored is not None:
-        context["n_unscored_excluded"] = n_unscored
-    if aggregate is not None:
-        context["n_rows_merged"] = n_merged
+                               **rm.context(aggregate, named=data is not None)}
     fields: dict[str, Any] = boot.fields() if boot else {"ci_level": ci_level, "n_resamples": n_resamples}
     row = result_row(f"krippendorff_alpha_{level}", boot.estimate if boot else np.nan, n=units.n_units,
                      method=f"Krippendorff's alpha ({level}) over units with >= 2 ratings; CI: "
                      f"{boot.method if boot else 'none'} over units",
-                     note=join_notes(note, merge_note(aggregate, n_merged), boot.note if boot else ""),
+                     note=join_notes(note, merge_note(aggregate, n_merged), rm.note, boot.note if boot else ""),
                      **fields, **context)
     return tidy_frame([row])

@@ -20,7 +20,7 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import special
 
-from judgelab.stats._inputs import StatsInputError, resolve
+from judgelab.stats._inputs import By, StatsInputError, judge_names, per_group, resolve
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Seed
 from judgelab.stats.correlation import CorrelationMethod, correlation_row
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
@@ -78,14 +78,21 @@ def length_controlled_win_rate(
     data: pd.DataFrame | None = None,
     cluster: Any = None,
     ties: Literal["half", "exclude"] = "half",
+    by: By = None,
     ci_level: float = 0.95,
 ) -> pd.DataFrame:
     """Rows: raw_win_rate, length_coefficient (per SD of length difference), length_controlled_win_rate.
 
     ``win``: 1/0/0.5 or "A"/"B"/"TIE" (A is the candidate whose win rate is estimated); ties
-    count as half a win (a fractional binomial outcome) or are excluded.
+    count as half a win (a fractional binomial outcome) or are excluded. ``by``: one block of rows per
+    group (``by="judge"``); on a judgments table the rows must hold one judge, criterion, condition and
+    repeat unless ``by`` splits on them.
     """
-    res = resolve(data, {"length_a": length_a, "length_b": length_b}, cluster=cluster, labels={"win": win})
+    if by is not None:
+        return per_group(lambda part: length_controlled_win_rate(win, length_a, length_b, data=part, cluster=cluster,
+                                                                 ties=ties, ci_level=ci_level), data, by)
+    res = resolve(data, {"length_a": length_a, "length_b": length_b}, cluster=cluster, labels={"win": win},
+                  statistic="the length-controlled win rate")
     y = _win_outcome(res.labels["win"])
     d = res.values["length_a"] - res.values["length_b"]
     n_ties = int((y == 0.5).sum())
@@ -142,10 +149,18 @@ def length_score_correlation(
     data: pd.DataFrame | None = None,
     method: CorrelationMethod = "spearman",
     cluster: Any = None,
+    by: By = None,
     n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
-    """Correlation of direct scores with answer length (does the judge reward longer answers?)."""
-    res = resolve(data, {"x": scores, "y": lengths}, cluster=cluster)
+    """Correlation of direct scores with answer length (does the judge reward longer answers?).
+
+    ``by``: one row per group (``by="criterion"``).
+    """
+    if by is not None:
+        return per_group(lambda part: length_score_correlation(
+            scores, lengths, data=part, method=method, cluster=cluster, n_resamples=n_resamples, ci_level=ci_level,
+            seed=seed), data, by, rows_of=judge_names(data, {"x": scores, "y": lengths}))
+    res = resolve(data, {"x": scores, "y": lengths}, cluster=cluster, statistic="the length-score correlation")
     row = correlation_row(res, method, n_resamples=n_resamples, ci_level=ci_level, seed=seed,
                           metric=f"length_score_{method}")
     return tidy_frame([row])

@@ -21,12 +21,15 @@ from scipy import stats
 
 from judgelab.stats._inputs import (
     Aggregate,
+    By,
     DuplicateRatingsError,
     Resolved,
     check_aggregate,
+    judge_names,
     names_judges,
     resolve,
 )
+from judgelab.stats._inputs import per_group as by_group
 from judgelab.stats.bootstrap import (
     DEFAULT_RESAMPLES,
     BootstrapResult,
@@ -58,9 +61,16 @@ def per_group_correlations(
     data: pd.DataFrame | None = None,
     method: CorrelationMethod = "spearman",
     variant: str = "b",
+    by: By = None,
 ) -> pd.DataFrame:
-    """One row per group: the within-group correlation and p-value, or NaN with the reason it was skipped."""
-    res = resolve(data, {"x": x, "y": y}, labels={"group": group})
+    """One row per group: the within-group correlation and p-value, or NaN with the reason it was skipped.
+
+    ``by``: one block of rows per group of other columns (``by="criterion"``).
+    """
+    if by is not None:
+        return by_group(lambda part: per_group_correlations(x, y, group, data=part, method=method, variant=variant),
+                         data, by, rows_of=judge_names(data, {"x": x, "y": y}))
+    res = resolve(data, {"x": x, "y": y}, labels={"group": group}, statistic="per-group correlations")
     return _per_group(res, method, variant)
 
 
@@ -85,15 +95,22 @@ def group_level_correlation(
     data: pd.DataFrame | None = None,
     method: CorrelationMethod = "spearman",
     variant: str = "b",
+    by: By = None,
     aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Correlate within each group, skip groups where either side is constant (or n < 2), average.
 
     The CI resamples groups (their correlations are the units being averaged); no p-value.
-    ``aggregate``: as in :func:`judgelab.stats.correlation`.
+    ``by`` and ``aggregate``: as in :func:`judgelab.stats.correlation`.
     """
-    res = resolve(data, {"x": x, "y": y}, labels={"group": group}, aggregate=_on_judges(data, x, y, aggregate))
+    if by is not None:
+        return by_group(lambda part: group_level_correlation(
+            x, y, group, data=part, method=method, variant=variant, aggregate=aggregate, interval=interval,
+            n_resamples=n_resamples, ci_level=ci_level, seed=seed), data, by,
+            rows_of=judge_names(data, {"x": x, "y": y}))
+    res = resolve(data, {"x": x, "y": y}, labels={"group": group}, aggregate=_on_judges(data, x, y, aggregate),
+                  statistic="a group-level correlation")
     per_group = _per_group(res, method, variant)
     values = per_group.loc[~per_group["skipped"], "estimate"].to_numpy()
     boot = bootstrap(mean_statistic(values), len(values), n_resamples=n_resamples, ci_level=ci_level,
@@ -138,7 +155,8 @@ def _system_means(x: Any, y: Any, system: Any, item: Any, data: pd.DataFrame | N
                   aggregate: Aggregate = None) -> _SystemMeans:
     check_aggregate(aggregate)
     labels = {"system": system} if item is None else {"system": system, "item": item}
-    res = resolve(data, {"x": x, "y": y}, labels=labels, aggregate=_on_judges(data, x, y, aggregate))
+    res = resolve(data, {"x": x, "y": y}, labels=labels, aggregate=_on_judges(data, x, y, aggregate),
+                  statistic="a system-level statistic")
     mx, my, systems, n_merged = _item_system_matrices(res.values["x"], res.values["y"], res.labels["system"],
                                                       res.labels.get("item"), aggregate)
     res.aggregate = aggregate
@@ -211,15 +229,21 @@ def system_level_correlation(
     data: pd.DataFrame | None = None,
     method: CorrelationMethod = "spearman",
     variant: str = "b",
+    by: By = None,
     aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Correlation of per-system mean scores (judge ``x`` vs human ``y``), p from scipy over systems.
 
     With ``item`` the CI resamples items (each carrying all its systems' rows); without it, rows.
-    Several rows for one item and system (several criteria, repeats) are an error unless
-    ``aggregate`` ("mean", "median", "first") merges them first.
+    Several rows for one item and system (repeats) are an error unless ``aggregate`` ("mean", "median",
+    "first") merges them first. ``by``: one row per group (``by="criterion"``).
     """
+    if by is not None:
+        return by_group(lambda part: system_level_correlation(
+            x, y, system, item=item, data=part, method=method, variant=variant, aggregate=aggregate,
+            interval=interval, n_resamples=n_resamples, ci_level=ci_level, seed=seed), data, by,
+            rows_of=judge_names(data, {"x": x, "y": y}))
     sm = _system_means(x, y, system, item, data, aggregate)
     estimate, p_value, note = correlate(*sm.means, method, variant)
     boot = sm.bootstrap(_rowwise_correlation(method, variant),
@@ -240,6 +264,7 @@ def system_pair_accuracy(
     *,
     item: Any = None,
     data: pd.DataFrame | None = None,
+    by: By = None,
     aggregate: Aggregate = None,
     interval: Interval = "percentile", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
@@ -247,8 +272,12 @@ def system_pair_accuracy(
 
     A pair counts as agreeing when the signs of the two mean differences match (so a tie agrees
     only with a tie). CI by bootstrap over items (or rows); no p-value (pairs are not independent).
-    ``aggregate``: as in :func:`system_level_correlation`.
+    ``by`` and ``aggregate``: as in :func:`system_level_correlation`.
     """
+    if by is not None:
+        return by_group(lambda part: system_pair_accuracy(
+            x, y, system, item=item, data=part, aggregate=aggregate, interval=interval, n_resamples=n_resamples,
+            ci_level=ci_level, seed=seed), data, by, rows_of=judge_names(data, {"x": x, "y": y}))
     sm = _system_means(x, y, system, item, data, aggregate)
     n_pairs = len(sm.systems) * (len(sm.systems) - 1) // 2
     note = "" if n_pairs else "fewer than 2 systems: no pairs"
@@ -274,16 +303,23 @@ def meta_evaluation(
     item: Any = None,
     method: CorrelationMethod = "spearman",
     variant: str = "b",
+    by: By = None,
     aggregate: Aggregate = None,
     n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
     """Every level the inputs allow, one row each: pooled (clustered by ``group`` if given), group, system, pairs.
 
     ``aggregate`` merges a judge's duplicate rows on a judgments table and, at the system levels,
-    several rows of one item and system (see :func:`system_level_correlation`).
+    several rows of one item and system (see :func:`system_level_correlation`). ``by``: one block of
+    rows per group (``by="criterion"``); a table with several criteria needs it (or a filter).
     """
     common: dict[str, Any] = dict(n_resamples=n_resamples, ci_level=ci_level, seed=seed)
-    res = resolve(data, {"x": x, "y": y}, cluster=group, aggregate=_on_judges(data, x, y, aggregate))
+    if by is not None:
+        return by_group(lambda part: meta_evaluation(
+            x, y, data=part, group=group, system=system, item=item, method=method, variant=variant,
+            aggregate=aggregate, **common), data, by, rows_of=judge_names(data, {"x": x, "y": y}))
+    res = resolve(data, {"x": x, "y": y}, cluster=group, aggregate=_on_judges(data, x, y, aggregate),
+                  statistic="meta_evaluation")
     frames = [tidy_frame([correlation_row(res, method, variant=variant, level="pooled", **common)])]
     if group is not None:
         frames.append(group_level_correlation(x, y, group, data=data, method=method, variant=variant,

@@ -18,14 +18,19 @@ import pandas as pd
 
 from judgelab.stats._inputs import (
     Aggregate,
+    By,
     DuplicateRatingsError,
     EmptyInputError,
     StatsInputError,
     check_aggregate,
     check_scored_judges,
+    choose_raters,
     drop_unscored,
+    per_group,
     resolve,
 )
+from judgelab.stats._question import check_design, rows_read
+from judgelab.stats.agreement import with_note
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Seed
 from judgelab.stats.correlation import CorrelationMethod, correlation_row, metric_name
 from judgelab.stats.pairing import (
@@ -78,37 +83,61 @@ def agreement_label(rho: float, thresholds: Sequence[tuple[float, str]] = AGREEM
 def agreement_matrix(
     data: pd.DataFrame,
     *,
-    judges: Sequence[str] | None = None,
+    raters: Sequence[str] | None = None,
     item: str | Sequence[str] = "item_id",
     judge: str = "judge",
     value: str = "score",
     method: CorrelationMethod = "spearman",
     thresholds: Sequence[tuple[float, str]] = AGREEMENT_THRESHOLDS,
+    by: By = None,
     aggregate: Aggregate = None,
     n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95, seed: Seed = 0,
 ) -> pd.DataFrame:
-    """One row per judge pair: rho on the items both scored, p-value, bootstrap CI, n and band label.
+    """One row per pair of raters: rho on the items both scored, p-value, bootstrap CI, n and band label.
 
     ``data`` is long (item, judge, value); a judgments table is paired on item x criterion x side
-    with only status "ok" rows. Use :func:`agreement_matrix_wide` for the square matrix. A judge
-    with several scored rows for one key is an error unless ``aggregate`` ("mean", "median",
-    "first") merges them.
+    with only status "ok" rows. ``raters``: the judges to pair (default: every judge but reference labels
+    -- "gold", "human" -- and aggregates, when those are all model judges or all human annotators; pass
+    them to include a reference). Use :func:`agreement_matrix_wide` for the square matrix. ``by``: one
+    block of rows per group (``by="criterion"``); a table with several criteria, conditions or repeats
+    needs it (or a filter). A judge with several scored rows for one key is an error unless ``aggregate``
+    ("mean", "median", "first") merges them.
     """
     check_aggregate(aggregate)
-    table = is_judgments_table(data) and judge == "judge"
+    if not isinstance(data, pd.DataFrame):
+        raise StatsInputError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    if by is not None:
+        chosen, left_out = choose_raters(data, judge, raters, "agreement_matrix")
+        frame = per_group(lambda part: agreement_matrix(
+            part, raters=chosen, item=item, judge=judge, value=value, method=method, thresholds=thresholds,
+            aggregate=aggregate, n_resamples=n_resamples, ci_level=ci_level, seed=seed), data, by, rows_of=chosen,
+            rater=judge)
+        return with_note(frame, left_out)
+    # a judgments table is paired on item x criterion x side; another item key (e.g. item_id and criterion:
+    # several criteria pooled on purpose) reads the table as a long frame
+    table = is_judgments_table(data) and judge == "judge" and item == "item_id"
     if not table:
         keys = [item] if isinstance(item, str) else list(item)
         for col in [*keys, judge, value]:
             if col not in data.columns:
                 raise StatsInputError(f"column {col!r} is not in the data frame (its columns: {list(data.columns)})")
-    names = list(judges) if judges is not None else sorted(data[judge].dropna().astype(str).unique())
-    if len(names) < 2:
-        raise StatsInputError(f"agreement_matrix needs at least 2 judges, got {names}")
-    known = set(data[judge].dropna().astype(str))
-    unknown = [name for name in names if name not in known]
-    if unknown:
-        raise StatsInputError(f"judge(s) {unknown} have no rows in the data; its judges: {sorted(known)}")
+    if judge not in data.columns:
+        raise StatsInputError(f"column {judge!r} is not in the data frame (its columns: {list(data.columns)})")
+    if raters is None:
+        names, left_out = choose_raters(data, judge, None, "agreement_matrix")
+        names = sorted(map(str, names))
+    else:
+        names, left_out = list(raters), ""
+        if len(names) < 2:
+            raise StatsInputError(f"agreement_matrix needs at least 2 judges, got {names}")
+        known = set(data[judge].dropna().astype(str))
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise StatsInputError(f"judge(s) {unknown} have no rows in the data; its judges: {sorted(known)}")
     check_scored_judges(data, names, judge)
+    if not table:  # a long frame: one design cell over all the named raters' rows (rule 1)
+        check_design(rows_read(data[data[judge].isin(names)], value), rater=judge, aggregate=aggregate,
+                     ignore=(*keys, judge), statistic="agreement_matrix")
     bands = describe_thresholds(thresholds)
     out = []
     for a, b in combinations(names, 2):
@@ -129,7 +158,7 @@ def agreement_matrix(
         row["label"] = agreement_label(row["estimate"], thresholds)
         row["label_thresholds"] = bands
         out.append(row)
-    return tidy_frame(out)
+    return with_note(tidy_frame(out), left_out)
 
 
 def agreement_matrix_wide(result: pd.DataFrame, column: str = "estimate") -> pd.DataFrame:

@@ -44,6 +44,11 @@ class DuplicateRatingsError(StatsInputError):
     """Several scored ratings for one key (one rater's rating of one item), with no ``aggregate`` asked for."""
 
 
+class AmbiguousQuestionError(StatsInputError):
+    """The arguments leave the question open (several criteria, conditions, raters ...); the message names the fix
+    (the rule: :mod:`judgelab.stats._question`)."""
+
+
 def check_aggregate(aggregate: Aggregate) -> None:
     """Raise for an unknown ``aggregate``."""
     if aggregate is not None and aggregate not in AGGREGATES:

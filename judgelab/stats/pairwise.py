@@ -45,9 +45,10 @@ import pandas as pd
 from scipy import stats
 
 from judgelab.judgments import is_scored
+from judgelab.stats._question import check_design, rows_read
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap
-from judgelab.stats.pairing import StatsInputError
-from judgelab.stats.tidy import result_row, tidy_frame
+from judgelab.stats.pairing import StatsInputError, describe_duplicates
+from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["METRICS", "POLICIES", "PairwiseInputError", "Policy", "pairwise_accuracy", "pairwise_agreement",
            "pairwise_policy_sensitivity"]
@@ -97,20 +98,28 @@ def pairwise_accuracy(
     ]
     if missing:
         raise PairwiseInputError(f"pairwise table is missing columns: {', '.join(missing)}")
-    gold_by_item, gold_judge = _gold_labels(table, gold)
+    gold_judge = gold if isinstance(gold, str) else None
     judged = table[table["judge"] != gold_judge] if gold_judge else table
     judged = judged[judged["condition"].isin(conditions)]
     if judged.empty:
         raise PairwiseInputError(f"no judge rows with condition in {conditions} to score")
+    # one design cell per group besides the two orders (rule 1 of judgelab.stats._question)
+    check_design(rows_read(judged, "winner"), rater=None, split=by, ignore=("condition",), by_hint=by,
+                 statistic="pairwise_accuracy")
     out = []
     for key, group in judged.groupby(list(by), sort=True, dropna=False):
         keys = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
         verdicts = _verdict_matrix(group, conditions)
+        has_row = _rows_present(group, verdicts.index, conditions)
+        # gold per item, of the group's criterion when the gold rows are per criterion
+        gold_rows = table if "criterion" not in keys else table[table["criterion"] == keys["criterion"]]
+        gold_by_item, _ = _gold_labels(gold_rows if gold_judge else table, gold)
         labels = gold_by_item.reindex(verdicts.index)
         if labels.isna().any():
             lacking = list(verdicts.index[labels.isna()][:5])
             raise PairwiseInputError(f"{int(labels.isna().sum())} judged items have no gold label (first: {lacking})")
-        frame = _score(verdicts, labels.to_numpy(dtype=object), policy, ci, ci_level, n_resamples, seed)
+        frame = _score(verdicts, has_row, labels.to_numpy(dtype=object), policy, ci, ci_level, n_resamples, seed,
+                       conditions)
         for col, value in keys.items():
             frame.insert(0, col, value)
         out.append(frame)
@@ -180,6 +189,8 @@ def pairwise_agreement(
                        (f"gold {gold_names}", votes)):
         if rows.empty:
             raise PairwiseInputError(f"no rows of {name} in the table")
+    check_design(rows_read(judged, "winner"), rater=None, split=by, ignore=() if condition is None else ("condition",),
+                 by_hint=by, statistic="pairwise_agreement")
     out = []
     for key, group in judged.groupby(list(by), sort=True, dropna=False):
         keys = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
@@ -200,6 +211,11 @@ def pairwise_agreement(
         gold_votes = votes
         for col, value in keys.items():
             gold_votes = gold_votes[gold_votes[col].isna()] if pd.isna(value) else gold_votes[gold_votes[col] == value]
+        twice = gold_votes.duplicated(["item_id", "judge"], keep=False)
+        if twice.any():  # a rater's one vote counted twice would invent agreement
+            raise PairwiseInputError(
+                f"gold raters need one vote per item: {describe_duplicates(gold_votes[twice], ['item_id', 'judge'])}"
+                "; filter the gold rows to one condition and repeat")
         paired = gold_votes[["item_id", "winner"]].rename(columns={"winner": "gold"})
         paired = paired[paired["item_id"].isin(verdict.index)]
         paired = paired.assign(judge=verdict.reindex(paired["item_id"]).to_numpy())
@@ -239,6 +255,11 @@ def _gold_labels(
         rows = table[(table["judge"] == gold) & is_scored(table)]
         if rows.empty:
             raise PairwiseInputError(f"no scored gold rows with judge == {gold!r} in the table")
+        # gold labels are read per item: several criteria (or sides) would give an item several questions' labels
+        check_design(rows_read(rows, "winner"), rater=None,
+                     ignore=("judge", "condition", "repeat", "run_id", "rubric", "rubric_version"),
+                     fix="filter the table to one (or split it with by= where the statistic takes it)",
+                     statistic="a pairwise statistic")
         pairs = rows[["item_id", "winner"]].drop_duplicates()
         if pairs["item_id"].duplicated().any():
             dup = list(pairs.loc[pairs["item_id"].duplicated(), "item_id"][:5])
@@ -253,13 +274,17 @@ def _gold_labels(
 
 
 def _verdict_matrix(group: pd.DataFrame, conditions: tuple[str, str]) -> pd.DataFrame:
-    """Item x condition verdicts: "A"/"B"/"TIE", or None for an unscored or missing verdict."""
-    dup = group.duplicated(subset=["item_id", "condition"])
+    """Item x condition verdicts: "A"/"B"/"TIE", or None for an unscored or absent verdict (:func:`_rows_present`
+    tells them apart). The group's rows must hold one criterion, repeat and rubric (rule 1 of
+    :mod:`judgelab.stats._question`) and one verdict per item and condition."""
+    check_design(rows_read(group, "winner"), rater=None, ignore=("condition", "judge", "run_id"),
+                 fix="filter the table to one (or split it with by= where the statistic takes it)",
+                 statistic="a pairwise statistic")
+    dup = group.duplicated(subset=["item_id", "condition"], keep=False)
     if dup.any():
         raise PairwiseInputError(
-            f"{int(dup.sum())} items have more than one verdict per condition in one group; "
-            "split repeats or criteria with `by`"
-        )
+            f"judge rows need one verdict per item and order: {describe_duplicates(group[dup], ['item_id', 'condition'])}"
+            "; filter the table to one run, or add the column that tells them apart to by=")
     scored = is_scored(group)
     bad = scored & ~group["winner"].isin(_VALID)
     if bad.any():
@@ -274,21 +299,29 @@ def _verdict_matrix(group: pd.DataFrame, conditions: tuple[str, str]) -> pd.Data
             "verdict": verdict.to_numpy(),
         }
     )
-    matrix = wide.pivot(index="item_id", columns="condition", values="verdict")
-    return matrix.reindex(columns=list(conditions)).astype(object).where(matrix.notna(), None)
+    matrix = wide.pivot(index="item_id", columns="condition", values="verdict").reindex(columns=list(conditions))
+    return matrix.astype(object).where(matrix.notna(), None)
+
+
+def _rows_present(group: pd.DataFrame, index: pd.Index, conditions: tuple[str, str]) -> np.ndarray:
+    """Items (``index``) x conditions: whether the item has a row in that condition (unscored or not)."""
+    present = pd.crosstab(group["item_id"], group["condition"]).reindex(index=index, columns=list(conditions))
+    return present.fillna(0).to_numpy() > 0
 
 
 def _score(
     verdicts: pd.DataFrame,
+    has_row: np.ndarray,
     gold: np.ndarray,
     policy: Policy,
     ci: str,
     ci_level: float,
     n_resamples: int,
     seed: int,
+    conditions: tuple[str, str] = ("original", "swapped"),
 ) -> pd.DataFrame:
     v = verdicts.to_numpy(dtype=object)
-    unscored = np.vectorize(lambda x: x is None, otypes=[bool])(v)
+    unscored = np.vectorize(lambda x: x is None, otypes=[bool])(v) & has_row
     if policy == "tie":
         v = np.where(unscored, "TIE", v)
     is_tie = v == "TIE"
@@ -302,9 +335,14 @@ def _score(
     else:  # wrong, net
         usable = np.ones_like(unscored)
         correct = ~unscored & (v == gold_col) & (~is_tie | (gold_col == "TIE"))
+    # an order with no row for an item is an absent input: never a verdict, under any policy
+    usable = usable & has_row
+    correct = correct & has_row
+    both_rows = has_row.all(axis=1)
     both_usable = usable.all(axis=1)
     if policy in ("wrong", "net"):
-        consistent = ~unscored.any(axis=1) & ~is_tie.any(axis=1) & (v[:, 0] == v[:, 1])
+        consistent = both_rows & ~unscored.any(axis=1) & ~is_tie.any(axis=1) & (v[:, 0] == v[:, 1])
+        both_usable = both_rows
     else:
         consistent = both_usable & (v[:, 0] == v[:, 1])
 
@@ -319,11 +357,25 @@ def _score(
     notes = dict.fromkeys(parts, "")
     if policy == "net":
         votes = _net_votes(v, gold)
-        parts["accuracy_net"] = (votes > 0, np.ones(len(v), dtype=bool))
-        notes["accuracy_net"] = (f"net vote > 0: {int((votes > 0).sum())} pairs, = 0: {int((votes == 0).sum())}, "
-                                 f"< 0: {int((votes < 0).sum())}; no test (chance depends on the tie rate)")
+        parts["accuracy_net"] = (votes > 0, both_rows)
+        notes["accuracy_net"] = (f"net vote > 0: {int((votes[both_rows] > 0).sum())} pairs, = 0: "
+                                 f"{int((votes[both_rows] == 0).sum())}, < 0: {int((votes[both_rows] < 0).sum())}; "
+                                 "no test (chance depends on the tie rate)")
+    # which inputs each metric needs: an order absent from the group leaves its metrics undefined
+    needs = {"accuracy_original": (0,), "accuracy_swapped": (1,), "accuracy_mean": (0, 1), "correct_both": (0, 1),
+             "position_consistency": (0, 1), "accuracy_net": (0, 1)}
+    absent = [k for k in (0, 1) if not has_row[:, k].any()]
+    partial = {k: int((~has_row[:, k]).sum()) for k in (0, 1) if k not in absent and not has_row[:, k].all()}
     rows = []
     for metric, (num, den) in parts.items():
+        missing = [conditions[k] for k in needs[metric] if k in absent]
+        if missing:
+            other = " and ".join(repr(c) for c in missing)
+            rows.append(result_row(metric, np.nan, n=0, method="not computed: an order it needs is absent",
+                                   n_correct=0, n_items=len(v), n_excluded=0, policy=policy,
+                                   note=f"the table has no rows in condition {other}: {metric} needs "
+                                   f"{'both orders' if len(needs[metric]) > 1 else 'that order'}"))
+            continue
         num, den = num.astype(float), den.astype(float)
         k, n = num.sum(), den.sum()
         estimate = k / n if n else np.nan
@@ -343,16 +395,18 @@ def _score(
             method = f"{boot.method}, items resampled (each item carries both orders)"
         p_value = (
             stats.binomtest(int(k), int(n), 0.5).pvalue
-            if metric.startswith("accuracy_") and metric != "accuracy_mean" and n
+            if metric.startswith("accuracy_") and metric not in ("accuracy_mean", "accuracy_net") and n
             else np.nan
         )
         # n counts verdicts for accuracy_mean, items otherwise
         note = notes[metric] or (f"no item is usable under policy {policy!r} (every verdict a tie or unscored)"
                                  if n == 0 else "")
+        lacking = [f"{partial[i]} item(s) have no row in condition {conditions[i]!r} (left out, not counted as "
+                   "unscored)" for i in needs[metric] if i in partial]
         rows.append(result_row(metric, estimate, n=int(n), ci_low=low, ci_high=high, p_value=p_value, method=method,
                                n_correct=int(k), n_items=len(v),
                                n_excluded=int(len(v) * (2 if metric == "accuracy_mean" else 1) - n), policy=policy,
-                               note=note))
+                               note=join_notes(note, *lacking)))
     return tidy_frame(rows)
 
 

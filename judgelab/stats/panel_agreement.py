@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from judgelab.judgments import is_scored
-from judgelab.stats._inputs import StatsInputError
+from judgelab.stats._inputs import By, StatsInputError, per_group
+from judgelab.stats._question import check_design, rows_read
 from judgelab.stats.agreement import cohen_kappa
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap
 from judgelab.stats.krippendorff import krippendorff_alpha
@@ -39,18 +40,28 @@ def _units(table: pd.DataFrame, judges: Sequence[str]) -> pd.DataFrame:
     return rows
 
 
-def member_agreement(table: pd.DataFrame, judges: Sequence[str], *, level: str | None = None,
+def member_agreement(table: pd.DataFrame, judges: Sequence[str], *, level: str | None = None, by: By = None,
                      n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> pd.DataFrame:
     """Krippendorff's alpha over all members and Cohen's kappa for every pair, each with a bootstrap CI.
 
     ``level``: alpha's level ("nominal" for winners by default, "interval" for scores). Kappa rows
-    carry ``judge_x`` and ``judge_y``; kappa CIs resample items (clusters of units).
+    carry ``judge_x`` and ``judge_y``; kappa CIs resample items (clusters of units). ``by``: one block of
+    rows per group (``by="criterion"``, ``by="condition"``); the members' rows must otherwise hold one
+    criterion, side, condition and repeat (rule 1 of :mod:`judgelab.stats._question`).
     """
     judges = list(judges)
     if len(judges) < 2:
         raise StatsInputError("member agreement needs at least two judges")
+    if by is not None:
+        return per_group(lambda part: member_agreement(part, judges, level=level, n_resamples=n_resamples,
+                                                       seed=seed), table, by, rows_of=judges)
+    members = table[table["judge"].isin(judges)]
+    missing = [j for j in judges if j not in set(members["judge"])]
+    if missing:
+        raise StatsInputError(f"judge(s) {missing} have no rows in the table")
+    value = _value_column(members)
+    check_design(rows_read(members, value), statistic="member agreement")
     rows = _units(table, judges)
-    value = _value_column(rows)
     level = level or ("nominal" if value == "winner" else "interval")
     alpha = krippendorff_alpha(data=rows, item="item_id", rater="judge", value=value, level=level,  # type: ignore[arg-type]
                                n_resamples=n_resamples, seed=seed)
@@ -67,8 +78,8 @@ def member_agreement(table: pd.DataFrame, judges: Sequence[str], *, level: str |
 
 def panel_vs_best_member(table: pd.DataFrame, *, gold: str = "human", members: Sequence[str] | None = None,
                          panel_judge: str | None = None, condition: str | None = "original",
-                         metric: Metric = "match", n_resamples: int = DEFAULT_RESAMPLES, ci_level: float = 0.95,
-                         seed: int = 0) -> pd.DataFrame:
+                         metric: Metric = "match", by: By = None, n_resamples: int = DEFAULT_RESAMPLES,
+                         ci_level: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """Agreement with ``gold`` (the judge whose rows are the reference labels, human or gold) of each member
     and of the panel, and panel minus best member (paired CI).
 
@@ -77,8 +88,15 @@ def panel_vs_best_member(table: pd.DataFrame, *, gold: str = "human", members: S
     positive difference always means the panel agrees better. The best member is chosen on the same
     units (which favours it; the test is conservative for the panel). The difference's interval is a
     paired percentile bootstrap over items; its p-value is the two-sided bootstrap share of the
-    resampled differences on the other side of 0.
+    resampled differences on the other side of 0. A gold label with no verdict row of a judge (an item the
+    judge never saw) leaves the unit out of every comparison (``n_missing_dropped``). ``by``: one block of
+    rows per group (``by="criterion"``); the compared rows must otherwise hold one criterion, side, condition
+    and repeat per judge, and gold one label per unit.
     """
+    if by is not None:
+        return per_group(lambda part: panel_vs_best_member(
+            part, gold=gold, members=members, panel_judge=panel_judge, condition=condition, metric=metric,
+            n_resamples=n_resamples, ci_level=ci_level, seed=seed), table, by)
     judges = set(table["judge"].dropna().astype(str))
     if gold not in judges:
         raise StatsInputError(f"no rows of gold judge {gold!r} in the table")
@@ -93,9 +111,19 @@ def panel_vs_best_member(table: pd.DataFrame, *, gold: str = "human", members: S
     gold_rows = table[(table["judge"] == gold) & is_scored(table)]
     value = _value_column(gold_rows)
     keys = ["item_id", "criterion", "side"]
+    compared = rows[rows["judge"].isin([*members, panel_judge])]
+    check_design(rows_read(compared, value), statistic="panel_vs_best_member")
+    labels = gold_rows[[*keys, value]].astype(object).drop_duplicates()
+    conflicting = labels.duplicated(keys, keep=False)
+    if conflicting.any():
+        first = labels.loc[conflicting, keys].iloc[0].tolist()
+        raise StatsInputError(f"gold judge {gold!r} gives {int(labels.loc[conflicting].groupby(keys, dropna=False).ngroups)}"
+                              f" unit(s) several different labels (first: {first}); filter its rows to one condition "
+                              "and repeat")
     truth = gold_rows.drop_duplicates(keys).set_index(keys)[value]
+    truth = truth[truth.index.isin(compared.set_index(keys).index)]  # units some compared judge has a row for
     if truth.empty:
-        raise StatsInputError(f"gold judge {gold!r} has no scored labels")
+        raise StatsInputError(f"gold judge {gold!r} has no scored labels for the units the judges rated")
     scores: dict[str, np.ndarray] = {}
     for judge in [*members, panel_judge]:
         part = rows[rows["judge"] == judge]
@@ -103,9 +131,10 @@ def panel_vs_best_member(table: pd.DataFrame, *, gold: str = "human", members: S
             raise StatsInputError(f"judge {judge!r} has several rows per item; pick one condition and repeat")
         mine = part.set_index(keys)
         verdict = mine[value].where(is_scored(mine)).reindex(truth.index)
+        has_row = truth.index.isin(mine.index)  # no row at all: an absent input, not an unscored verdict
         if metric == "match":
-            scores[judge] = np.array([float(v == t) if isinstance(v, str) or pd.notna(v) else 0.0
-                                      for v, t in zip(verdict, truth, strict=True)])
+            scores[judge] = np.array([np.nan if not present else float(v == t) if isinstance(v, str) or pd.notna(v)
+                                      else 0.0 for v, t, present in zip(verdict, truth, has_row, strict=True)])
         elif metric == "abs_error":
             diff = -np.abs(verdict.astype(float).to_numpy() - truth.astype(float).to_numpy())
             scores[judge] = diff

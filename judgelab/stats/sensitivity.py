@@ -99,7 +99,7 @@ def unscored_sensitivity(
     def one(part: pd.DataFrame) -> pd.DataFrame:
         return _with_bounds(part, judges, value, extremes, how, compute, boot)
 
-    return per_group(one, table, by) if by is not None else one(table)
+    return per_group(one, table, by, rows_of=judges) if by is not None else one(table)
 
 
 def _judges(statistic: str, x: str | None, y: str | None) -> list[str]:

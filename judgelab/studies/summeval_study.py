@@ -91,8 +91,11 @@ def meta_evaluation_table(study: SummEvalStudy, *, by_criterion: bool = False,
     for label in study.judges:
         info = study.info(label)
         for crit in criteria:
-            table = study.table if crit == "all" else study.table[study.table["criterion"] == crit]
-            kw = dict(data=table, cluster="document_id", n_resamples=n_resamples, seed=seed)
+            if crit == "all":  # the paper's pooled numbers: pair the judge with the expert mean on item x criterion
+                data = stats.pair_judges(study.table, [label, HUMAN], keep=["document_id"])
+            else:
+                data = study.table[study.table["criterion"] == crit]
+            kw = dict(data=data, cluster="document_id", n_resamples=n_resamples, seed=seed)
             mae = stats.error_metrics(label, HUMAN, metrics=("mae",), **kw)
             rho = stats.spearman(label, HUMAN, **kw)
             for frame in (mae, rho):
@@ -153,5 +156,7 @@ def positive_bias_table(study: SummEvalStudy, *, n_resamples: int = stats.DEFAUL
 
 def model_agreement_table(study: SummEvalStudy, *, n_resamples: int = stats.DEFAULT_RESAMPLES,
                           seed: int = 0) -> pd.DataFrame:
-    """:func:`judgelab.stats.agreement_matrix` of every pair of judges (and the expert mean) on shared rows."""
-    return stats.agreement_matrix(study.table, judges=[*study.judges, HUMAN], n_resamples=n_resamples, seed=seed)
+    """:func:`judgelab.stats.agreement_matrix` of every pair of judges (and the expert mean) on shared rows, the
+    criteria pooled as the paper does (units: item x criterion)."""
+    return stats.agreement_matrix(study.table, raters=[*study.judges, HUMAN], item=["item_id", "criterion"],
+                                  n_resamples=n_resamples, seed=seed)

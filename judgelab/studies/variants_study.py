@@ -80,8 +80,9 @@ def prompt_style_table(table: pd.DataFrame, *, metric: str = "spearman", holdout
     """:func:`judgelab.stats.compare_rubrics` of the styles vs the expert mean: pooled over the criteria
     (``criterion`` "pooled") and per criterion; documents are the clusters."""
     criteria = list(dict.fromkeys(table.loc[table["judge"] == "human", "criterion"].astype(str)))
-    parts = []
-    for name, keep in [("pooled", None)] + [(c, c) for c in criteria]:
+    parts: list[pd.DataFrame] = []
+    keep: str | list[str]
+    for name, keep in [("pooled", criteria)] + [(c, c) for c in criteria]:
         res = stats.compare_rubrics(table, "human", metric=metric, base=rubric_name(BASE_STYLE), criterion=keep,
                                     cluster="document_id", holdout=holdout, n_resamples=n_resamples, seed=seed)
         parts.append(res.assign(criterion=name, style=res["variant"].str.removeprefix("llm_summeval:")))

@@ -74,9 +74,13 @@ def test_duplicate_verdicts_and_conflicting_gold_are_errors() -> None:
         probes.position.analyze(pd.concat([table, gold], ignore_index=True), n_resamples=20)
 
 
-def test_later_repeats_are_left_out_with_a_warning() -> None:
+def test_several_repeats_need_repeat_and_are_never_silently_dropped() -> None:
     table = _table(VERDICTS, GOLD)
     judged = table[table["judge"] == "j"]
     repeated = pd.concat([table.assign(repeat=0), judged.assign(repeat=1)], ignore_index=True)
-    with pytest.warns(UserWarning, match="repeat 0 is used, 10 rows of later repeats are left out"):
+    with pytest.raises(ConfigError, match=r"2 repeats \(0, 1\) of each order: pass repeat=<one of them>"):
         probes.position.analyze(repeated, n_resamples=20)
+    first = probes.position.analyze(repeated, repeat=0, n_resamples=20)
+    alone = probes.position.analyze(table, n_resamples=20)
+    pd.testing.assert_frame_equal(first.summary, alone.summary)
+    assert first.meta["repeat"] == 0

@@ -230,8 +230,11 @@ def test_bad_input_fails_with_one_sentence(change, kwargs, message):
 def test_mapping_gold_needs_one_criterion():
     table = small_table()
     table = pd.concat([table, table.assign(criterion="fluency")], ignore_index=True)
-    with pytest.raises(ConfigError, match="needs one criterion"):
-        compare_rubrics(table[table["judge"] != "human"], {"r0-0": 1.0}, n_resamples=100)
+    with pytest.raises(ConfigError, match="needs one criterion"):  # even when pooling them is asked for
+        compare_rubrics(table[table["judge"] != "human"], {"r0-0": 1.0}, criterion=["overall", "fluency"],
+                        n_resamples=100)
+    with pytest.raises(ConfigError, match=r"2 criteria \(fluency, overall\): pass criterion=<one>"):
+        compare_rubrics(table, "human", n_resamples=100)  # never pooled unless asked
 
 
 def test_released_summeval_prompt_styles(data_dir):

@@ -11,7 +11,7 @@ from sklearn.metrics import cohen_kappa_score
 from judgelab import stats
 from judgelab.errors import JudgelabError
 from judgelab.judgments import make_table
-from judgelab.stats import DuplicateRatingsError, EmptyInputError, StatsInputError
+from judgelab.stats import AmbiguousQuestionError, DuplicateRatingsError, EmptyInputError, StatsInputError
 
 FAST = {"n_resamples": 50}
 
@@ -84,7 +84,7 @@ def test_unknown_judge_lists_the_judges_of_the_table() -> None:
     with pytest.raises(StatsInputError, match=r"judge\(s\) \['gpt-5'\] have no rows.*'a', 'b', 'c'"):
         stats.spearman("gpt-5", "a", data=_table(), **FAST)
     with pytest.raises(StatsInputError, match=r"judge\(s\) \['gpt-5'\] have no rows in the data"):
-        stats.agreement_matrix(_table(), judges=["a", "gpt-5"], **FAST)
+        stats.agreement_matrix(_table(), raters=["a", "gpt-5"], **FAST)
     table = _table().assign(c=_table()["score"])  # "c" is a column too: a judge and a column cannot be mixed
     with pytest.raises(StatsInputError, match=r"column 'a' \(given as x\) is not in the data frame.*'a' is a "
                        "judge of this frame"):
@@ -113,14 +113,32 @@ def test_errors_are_judgelab_errors_and_value_errors() -> None:
         assert issubclass(cls, JudgelabError) and issubclass(cls, ValueError)
 
 
+def _two_repeats_table() -> pd.DataFrame:
+    rows = _rows(6, status="ok", repeat=0)
+    rows += [{**r, "repeat": 1, "score": r["score"] + i % 4 // 3}  # type: ignore[operator]
+             for i, r in enumerate(_rows(6, status="ok"))]
+    return make_table(rows)
+
+
+@pytest.mark.parametrize("name", list(MULTI_RATER))
+def test_multi_rater_statistics_refuse_several_criteria_and_name_the_fix(name: str) -> None:
+    # several criteria are several questions: refused (with or without aggregate=), never pooled
+    table = _two_criteria_table()
+    for extra in ({}, {"aggregate": "mean"}):
+        with pytest.raises(AmbiguousQuestionError, match=r"this table has 2 criteria \(fluency, overall\) for "
+                           r"judges 'a', 'b', 'c': pass by='criterion' for one row per criterion, or filter"):
+            MULTI_RATER[name](data=table, **extra)
+
+
 @pytest.mark.parametrize("name", list(MULTI_RATER))
 def test_multi_rater_statistics_refuse_duplicates_and_name_the_keys(name: str) -> None:
-    table = _two_criteria_table()
+    table = _table(6)
+    doubled = pd.concat([table, table.assign(run_id="second run")], ignore_index=True)
     with pytest.raises(DuplicateRatingsError) as err:
-        MULTI_RATER[name](data=table)
+        MULTI_RATER[name](data=doubled)
     message = str(err.value)
     assert "18 (item_id, judge) key(s) have several scored rows (36 rows)" in message
-    assert "(i0, a) x 2" in message and "differ in criterion (overall, fluency)" in message
+    assert "(i0, a) x 2" in message and "differ in run_id (r, second run)" in message
     assert "by=" in message and "aggregate=" in message
 
 
@@ -135,7 +153,7 @@ def test_by_criterion_gives_one_row_block_per_criterion(name: str) -> None:
 
 
 def test_aggregate_mean_merges_and_says_how_many_rows() -> None:
-    table = _two_criteria_table()
+    table = _two_repeats_table()
     out = stats.icc(data=table, aggregate="mean").set_index("metric")
     wide = table.groupby(["item_id", "judge"])["score"].mean().unstack()
     ref = stats.icc(wide.to_numpy(float)).set_index("metric")
@@ -166,8 +184,9 @@ def test_paired_statistics_refuse_two_orders_and_aggregate_on_request(name: str)
     rows = _rows(10, status="ok")
     swapped = [{**r, "condition": "swapped", "score": 3.0} for r in _rows(10, status="ok")]
     table = make_table(rows + swapped)
-    with pytest.raises(DuplicateRatingsError, match=r"10 \(item_id, criterion, side\) key\(s\).*"
-                       r"differ in condition \(original, swapped\).*aggregate="):
+    with pytest.raises(AmbiguousQuestionError, match=r"this table has 2 conditions \(original, swapped\) for judge "
+                       r"'a': pass by='condition' for one row per condition, filter the table to one, or merge a "
+                       r"rater's rows of one key with aggregate="):
         PAIRED_ON_TABLE[name](table)
     out = PAIRED_ON_TABLE[name](table, aggregate="first")
     plain = PAIRED_ON_TABLE[name](make_table(rows))

@@ -131,7 +131,7 @@ def test_bad_input_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="gold labels must be"):
         pairwise_accuracy(table, gold={k: "1" for k in GOLD})
     doubled = pd.concat([table, table[table["judge"] == "j"].assign(run_id="r")], ignore_index=True)
-    with pytest.raises(ValueError, match="more than one verdict per condition"):
+    with pytest.raises(ValueError, match=r"one verdict per item and order: 12 \(item_id, condition\) key\(s\)"):
         pairwise_accuracy(doubled)
 
 

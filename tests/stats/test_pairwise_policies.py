@@ -227,7 +227,8 @@ def test_pairwise_agreement_unscored_and_duplicate_verdicts() -> None:
     assert (as_tie["estimate"], as_tie["n"]) == (1.0, 2)
     both = from_frame(pd.DataFrame(rows + [{"q": "a", "who": "j", "vote": "B", "order": "swapped"}]).fillna(
         {"order": "original"}), item_id="q", judge="who", winner="vote", condition="order")
-    with pytest.raises(PairwiseInputError, match="several verdicts"):
+    with pytest.raises(stats.AmbiguousQuestionError, match=r"2 conditions \(original, swapped\): pass "
+                       r"by=\('criterion', 'condition'\)"):
         pairwise_agreement(both, "j", "h", condition=None)
     assert pairwise_agreement(both, "j", "h", ties="exclude", n_resamples=50)["n"].item() == 1
     with pytest.raises(PairwiseInputError, match="ties must be"):
