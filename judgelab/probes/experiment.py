@@ -23,7 +23,7 @@ from judgelab.errors import ConfigError
 from judgelab.probes.perturbations import Perturbation
 from judgelab.rubrics.base import Rubric
 from judgelab.stats import DEFAULT_RESAMPLES, bootstrap_ci
-from judgelab.stats._question import check_design, rater_role
+from judgelab.stats.question import check_design, rater_role
 from judgelab.stats.tidy import join_notes, result_row
 
 __all__ = [
@@ -219,7 +219,7 @@ def _select(table: pd.DataFrame, criterion: str, judge: str | None) -> pd.DataFr
 def check_one_run(rows: pd.DataFrame) -> None:
     """Refuse rows that would be averaged across runs: within a condition one rubric and rubric version, and one
     row per item, condition and repeat (a probe averages an item's repeats, nothing else; rule 1 of
-    :mod:`judgelab.stats._question`)."""
+    :mod:`judgelab.stats.question`)."""
     check_design(rows, rater="condition", ignore=("condition", "repeat", "criterion", "side", "judge"),
                  fix="filter the table to one before the analysis (a condition's verdicts come from one rubric)",
                  statistic="the probe")

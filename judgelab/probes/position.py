@@ -42,7 +42,7 @@ from judgelab.probes.result import ProbeResult, plot_estimates, stats_rows, summ
 from judgelab.rubrics import combine_swapped_passes
 from judgelab.rubrics.base import Rubric
 from judgelab.stats import DEFAULT_RESAMPLES, bootstrap_ci, flip_rate
-from judgelab.stats._question import check_design, describe_values
+from judgelab.stats.question import check_design, describe_values
 from judgelab.stats.tidy import join_notes, result_row
 
 __all__ = ["INCONSISTENCY_POLICIES", "UNSCORED_POLICIES", "InconsistencyPolicy", "Unscored", "analyze",

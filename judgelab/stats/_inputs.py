@@ -1,7 +1,7 @@
 """Shared input handling: arrays or ``data=`` + column names (or judge names), NaN dropped pairwise.
 
 The question a statistic answers must be fully determined by its arguments, or the call raises one
-sentence naming the ambiguity and the fix (:mod:`judgelab.stats._question`, enforced here):
+sentence naming the ambiguity and the fix (:mod:`judgelab.stats.question`, enforced here):
 
 - on a judgments table, the rows read hold one criterion, side, condition, repeat, rubric and rubric
   version (per rater for the last four), unless ``by=`` splits on the column (one result row per group,
@@ -40,14 +40,6 @@ import numpy as np
 import pandas as pd
 
 from judgelab.judgments import VALUE_COLUMNS, is_scored
-from judgelab.stats._question import (
-    DESIGN_COLUMNS,
-    AmbiguousQuestionError,
-    check_design,
-    check_value_column,
-    default_raters,
-    rows_read,
-)
 from judgelab.stats.pairing import (
     MERGED_COLUMN,
     UNSCORED_COLUMN,
@@ -60,6 +52,14 @@ from judgelab.stats.pairing import (
     describe_duplicates,
     is_judgments_table,
     pair_judges,
+)
+from judgelab.stats.question import (
+    DESIGN_COLUMNS,
+    AmbiguousQuestionError,
+    check_design,
+    check_value_column,
+    default_raters,
+    rows_read,
 )
 
 __all__ = ["Aggregate", "AmbiguousQuestionError", "By", "DuplicateRatingsError", "EmptyInputError", "Layout",
@@ -216,7 +216,7 @@ def ratings_matrix(
     it most likely holds raters x items and would silently give another number. Else ``data``, long with
     item/rater/value columns, pivoted (row ids: the items; unscored rows excluded and counted, None
     when the frame has no status). ``raters``: which raters to use (default: rule 2 of
-    :mod:`judgelab.stats._question`); the rows read must hold one design cell (rule 1; ``split``: the
+    :mod:`judgelab.stats.question`); the rows read must hold one design cell (rule 1; ``split``: the
     columns a ``by=`` already split on). Two scored ratings of one item by one rater raise
     :class:`DuplicateRatingsError` unless ``aggregate`` merges them. ``numeric``: every rating must be
     a number (a non-numeric one is an error, never turned into a missing rating).

@@ -24,8 +24,8 @@ import pandas as pd
 
 from judgelab.judgments import is_scored
 from judgelab.stats._inputs import StatsInputError
-from judgelab.stats._question import check_design
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap
+from judgelab.stats.question import check_design
 from judgelab.stats.tidy import result_row, tidy_frame
 
 __all__ = ["EXCLUSIONS", "CalibrationResult", "calibration", "correctness", "expected_calibration_error"]
@@ -127,7 +127,7 @@ def calibration(table: pd.DataFrame, gold: str | Mapping[str, object] = "gold", 
 
     Each judge's summary rows count its verdicts left out, by reason (see :data:`EXCLUSIONS`). A judge's
     rows must hold one criterion, side, condition, repeat and rubric (rule 1 of
-    :mod:`judgelab.stats._question`): ``by`` gives one block of bins and summary rows per group
+    :mod:`judgelab.stats.question`): ``by`` gives one block of bins and summary rows per group
     (``by="condition"`` for the two presentation orders), the group columns leading.
     """
     if n_bins < 1:

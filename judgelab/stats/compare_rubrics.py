@@ -27,7 +27,6 @@ import pandas as pd
 
 from judgelab.errors import ConfigError
 from judgelab.judgments import is_scored
-from judgelab.stats._question import describe_values
 from judgelab.stats.agreement import agreement_statistic, kappa_statistic, label_codes
 from judgelab.stats.bootstrap import (
     DEFAULT_RESAMPLES,
@@ -41,6 +40,7 @@ from judgelab.stats.bootstrap import (
 from judgelab.stats.compare import adjust_pvalues
 from judgelab.stats.correlation import correlation_statistic
 from judgelab.stats.errors import error_statistic
+from judgelab.stats.question import describe_values
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["RUBRIC_METRICS", "compare_rubrics", "metric_statistic", "split_clusters"]
@@ -133,7 +133,7 @@ def compare_rubrics(
         if col not in table.columns:
             raise ConfigError(f"the judgments table has no {col!r} column")
     rows = table if criterion is None else table[table["criterion"].isin(_as_list(criterion))]
-    if criterion is None:  # several criteria pooled only when named (rule 1 of judgelab.stats._question)
+    if criterion is None:  # several criteria pooled only when named (rule 1 of judgelab.stats.question)
         criteria = list(pd.unique(rows["criterion"].astype(object)))
         if len(criteria) > 1:
             raise ConfigError(

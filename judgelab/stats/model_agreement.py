@@ -29,7 +29,6 @@ from judgelab.stats._inputs import (
     per_group,
     resolve,
 )
-from judgelab.stats._question import check_design, rows_read
 from judgelab.stats.agreement import with_note
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Seed
 from judgelab.stats.correlation import CorrelationMethod, correlation_row, metric_name
@@ -39,6 +38,7 @@ from judgelab.stats.pairing import (
     describe_duplicates,
     is_judgments_table,
 )
+from judgelab.stats.question import check_design, rows_read
 from judgelab.stats.tidy import result_row, tidy_frame
 
 __all__ = ["AGREEMENT_THRESHOLDS", "THREE_LEVEL_THRESHOLDS", "agreement_label", "agreement_matrix",

@@ -46,7 +46,7 @@ class DuplicateRatingsError(StatsInputError):
 
 class AmbiguousQuestionError(StatsInputError):
     """The arguments leave the question open (several criteria, conditions, raters ...); the message names the fix
-    (the rule: :mod:`judgelab.stats._question`)."""
+    (the rule: :mod:`judgelab.stats.question`)."""
 
 
 def check_aggregate(aggregate: Aggregate) -> None:

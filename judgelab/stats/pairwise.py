@@ -45,9 +45,9 @@ import pandas as pd
 from scipy import stats
 
 from judgelab.judgments import is_scored
-from judgelab.stats._question import check_design, rows_read
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap
 from judgelab.stats.pairing import StatsInputError, describe_duplicates
+from judgelab.stats.question import check_design, rows_read
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["METRICS", "POLICIES", "PairwiseInputError", "Policy", "pairwise_accuracy", "pairwise_agreement",
@@ -103,7 +103,7 @@ def pairwise_accuracy(
     judged = judged[judged["condition"].isin(conditions)]
     if judged.empty:
         raise PairwiseInputError(f"no judge rows with condition in {conditions} to score")
-    # one design cell per group besides the two orders (rule 1 of judgelab.stats._question)
+    # one design cell per group besides the two orders (rule 1 of judgelab.stats.question)
     check_design(rows_read(judged, "winner"), rater=None, split=by, ignore=("condition",), by_hint=by,
                  statistic="pairwise_accuracy")
     out = []
@@ -192,7 +192,8 @@ def pairwise_agreement(
     check_design(rows_read(judged, "winner"), rater=None, split=by, ignore=() if condition is None else ("condition",),
                  by_hint=by, statistic="pairwise_agreement")
     out = []
-    for key, group in judged.groupby(list(by), sort=True, dropna=False):
+    groups = judged.groupby(list(by), sort=True, dropna=False) if by else [((), judged)]  # by=(): one group
+    for key, group in groups:
         keys = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
         dup = group["item_id"].duplicated()
         if dup.any():
@@ -276,7 +277,7 @@ def _gold_labels(
 def _verdict_matrix(group: pd.DataFrame, conditions: tuple[str, str]) -> pd.DataFrame:
     """Item x condition verdicts: "A"/"B"/"TIE", or None for an unscored or absent verdict (:func:`_rows_present`
     tells them apart). The group's rows must hold one criterion, repeat and rubric (rule 1 of
-    :mod:`judgelab.stats._question`) and one verdict per item and condition."""
+    :mod:`judgelab.stats.question`) and one verdict per item and condition."""
     check_design(rows_read(group, "winner"), rater=None, ignore=("condition", "judge", "run_id"),
                  fix="filter the table to one (or split it with by= where the statistic takes it)",
                  statistic="a pairwise statistic")

@@ -16,10 +16,10 @@ import pandas as pd
 
 from judgelab.judgments import is_scored
 from judgelab.stats._inputs import By, StatsInputError, per_group
-from judgelab.stats._question import check_design, rows_read
 from judgelab.stats.agreement import cohen_kappa
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap
 from judgelab.stats.krippendorff import krippendorff_alpha
+from judgelab.stats.question import check_design, rows_read
 
 __all__ = ["member_agreement", "panel_vs_best_member"]
 from judgelab.stats.tidy import result_row, tidy_frame
@@ -47,7 +47,7 @@ def member_agreement(table: pd.DataFrame, judges: Sequence[str], *, level: str |
     ``level``: alpha's level ("nominal" for winners by default, "interval" for scores). Kappa rows
     carry ``judge_x`` and ``judge_y``; kappa CIs resample items (clusters of units). ``by``: one block of
     rows per group (``by="criterion"``, ``by="condition"``); the members' rows must otherwise hold one
-    criterion, side, condition and repeat (rule 1 of :mod:`judgelab.stats._question`).
+    criterion, side, condition and repeat (rule 1 of :mod:`judgelab.stats.question`).
     """
     judges = list(judges)
     if len(judges) < 2:

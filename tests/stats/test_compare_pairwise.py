@@ -151,5 +151,6 @@ def test_compare_judges_classification_metrics_equal_classification_report(rows:
 def test_compare_judges_on_both_orders_points_to_the_paired_comparison() -> None:
     """compare_judges needs one verdict per item; on a two-order table its error names compare_pairwise_judges."""
     table = _pairwise_table(["A", "B"], {"x": [("A", "B"), ("B", "A")], "y": [("A", "A"), ("B", "B")]})
-    with pytest.raises(stats.DuplicateRatingsError, match=r"differ in condition .*stats\.compare_pairwise_judges"):
+    with pytest.raises(stats.AmbiguousQuestionError,
+                       match=r"2 conditions \(original, swapped\).*stats\.compare_pairwise_judges"):
         stats.compare_judges("x", "y", "gold", data=table, metric="accuracy", value="winner", n_resamples=20)
