@@ -22,7 +22,7 @@ import pandas as pd
 
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Interval, Seed, TableStatistic, bootstrap
 from judgelab.stats.flips import mcnemar_test
-from judgelab.stats.pairwise import PairwiseInputError, _gold_labels, _verdict_matrix
+from judgelab.stats.pairwise import PairwiseInputError, _gold_labels, _rows_present, _verdict_matrix
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["COMPARE_POLICIES", "compare_pairwise_judges"]
@@ -63,8 +63,9 @@ def compare_pairwise_judges(
     ``conditions`` and gold rows (``gold``: the gold judge's name, or a mapping item_id -> winner). ``policy``:
     how ties and unscored verdicts count -- "exclude" (left out), "tie" (an unscored verdict is a tie; LLMBar's
     convention) or "wrong" (see :func:`judgelab.stats.pairwise_accuracy`). Only items both judges judged are
-    compared (the others are counted in ``n_items_unshared``), and only (item, order) cells usable for both
-    judges (``n_cells_excluded`` counts the rest), so under "tie" or "wrong" each judge's row equals its
+    compared (the others are counted in ``n_items_unshared``; items either judge has in one order only are left
+    out and counted in ``n_items_one_order``, as pairwise_accuracy leaves them out), and only (item, order)
+    cells usable for both judges (``n_cells_excluded`` counts the rest), so under "tie" or "wrong" each judge's row equals its
     ``accuracy_mean`` from pairwise_accuracy on the shared items.
 
     Rows (``part``): "a", "b" (``accuracy_mean``, ``n`` = cells), "difference" (A - B, bootstrap p = 2 x (the
@@ -80,7 +81,7 @@ def compare_pairwise_judges(
     if missing:
         raise PairwiseInputError(f"pairwise table is missing columns: {', '.join(missing)}")
     gold_by_item, _ = _gold_labels(table, gold)
-    matrices = {}
+    matrices, rows_of = {}, {}
     for name in (a, b):
         rows = table[(table["judge"] == name) & table["condition"].isin(conditions)]
         lacking = [c for c in conditions if not (rows["condition"] == c).any()]
@@ -90,11 +91,19 @@ def compare_pairwise_judges(
                 f"judge {name!r} has no rows in condition(s) {lacking} (judges in the table: {judges[:10]}); "
                 "comparing over both orders needs both -- for one order, filter the table to it and use "
                 "compare_judges(a, b, gold, data=..., metric='accuracy', value='winner')")
-        matrices[name] = _verdict_matrix(rows, conditions)
+        matrices[name], rows_of[name] = _verdict_matrix(rows, conditions), rows
     shared = matrices[a].index.intersection(matrices[b].index, sort=False)
     n_unshared = len(matrices[a].index.union(matrices[b].index)) - len(shared)
+    # an item without a row in one order (for either judge) has no verdict there to count as a tie or a miss:
+    # it is left out, as pairwise_accuracy leaves it out, and counted
+    complete = np.ones(len(shared), dtype=bool)
+    for name in (a, b):
+        complete &= _rows_present(rows_of[name], shared, conditions).all(axis=1)
+    n_incomplete = int((~complete).sum())
+    shared = shared[complete]
     if len(shared) == 0:
-        raise PairwiseInputError(f"judges {a!r} and {b!r} have no item in common")
+        raise PairwiseInputError(f"judges {a!r} and {b!r} have no item in common with rows in both orders "
+                                 f"{list(conditions)}")
     labels = gold_by_item.reindex(shared)
     if labels.isna().any():
         lacking_items = list(shared[labels.isna()][:5])
@@ -107,6 +116,7 @@ def compare_pairwise_judges(
     cells_per_item = usable.sum(axis=1)
     n_cells = int(cells_per_item.sum())
     context: dict[str, Any] = {"n_items": len(shared), "n_items_unshared": n_unshared,
+                               "n_items_one_order": n_incomplete,
                                "n_cells_excluded": int(usable.size - n_cells), "policy": policy}
     if n_cells == 0:
         raise PairwiseInputError(f"no (item, order) cell can be scored for both judges under policy {policy!r} "

@@ -62,6 +62,31 @@ def test_each_judge_row_is_its_pairwise_accuracy_mean(case: tuple, policy: str) 
     assert out.loc["correct_both", "p_value"] == pytest.approx(expected, abs=1e-12)
 
 
+@settings(max_examples=40, deadline=None)
+@given(two_judges(), st.sampled_from(["tie", "wrong", "exclude"]), st.data())
+def test_an_absent_order_is_left_out_never_a_tie_or_a_miss(case: tuple, policy: str, data: st.DataObject) -> None:
+    """Invariant: deleting one judge's row in one order for some items gives exactly the comparison on the other
+    items (an absent verdict is not unscored: it is not counted as a tie or a miss), and the deleted items are
+    counted in n_items_one_order."""
+    gold, verdicts = case
+    table = _pairwise_table(gold, verdicts)
+    items = sorted(set(table["item_id"]))
+    dropped = data.draw(st.lists(st.sampled_from(items), max_size=len(items) - 1, unique=True))
+    judge, condition = data.draw(st.sampled_from(["j1", "j2"])), data.draw(st.sampled_from(["original", "swapped"]))
+    hit = table["item_id"].isin(dropped) & (table["judge"] == judge) & (table["condition"] == condition)
+    kept = table[~table["item_id"].isin(dropped)]
+    try:
+        expected = stats.compare_pairwise_judges(kept, "j1", "j2", policy=policy, n_resamples=30)
+    except PairwiseInputError:  # nothing left to compare on the kept items: the holed table refuses too
+        with pytest.raises(PairwiseInputError):
+            stats.compare_pairwise_judges(table[~hit], "j1", "j2", policy=policy, n_resamples=30)
+        return
+    got = stats.compare_pairwise_judges(table[~hit], "j1", "j2", policy=policy, n_resamples=30)
+    cols = ["part", "estimate", "ci_low", "ci_high", "p_value", "n", "n_items"]
+    pd.testing.assert_frame_equal(got[cols], expected[cols])
+    assert (got["n_items_one_order"] == len(dropped)).all()
+
+
 def _is_right(verdict: str | None, gold: str, policy: str) -> bool:
     if verdict is None:
         return policy == "tie" and gold == "TIE"
