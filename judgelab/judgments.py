@@ -298,11 +298,20 @@ def save(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; a results file should be readable like any other
+        _fsync(tmp)  # on disk before the rename: a crash never leaves the new name on an empty file
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return path
+
+
+def _fsync(path: str | os.PathLike[str]) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def load(path: str | os.PathLike[str]) -> pd.DataFrame:
