@@ -25,7 +25,7 @@ from judgelab.backends.transport import RawReply, openai_client, recording
 litellm = offline_litellm()
 
 __all__ = [
-    "acall", "classify", "ensure_provider", "ErrorKind", "ModelCallError", "ModelReply",
+    "acall", "classify", "ensure_provider", "ErrorKind", "ModelCallError", "ModelReply", "prepare_calls",
     "reasoning_token_count", "reply_from_response",
 ]
 
@@ -180,6 +180,19 @@ async def acall(
 # 4xx statuses that say "not now" rather than "not this request"
 _RETRYABLE_4XX = frozenset({408, 409, 425, 429})
 _CLIENT_OPTIONS = frozenset({"api_base", "base_url", "client", "organization", "api_version"})
+
+
+def prepare_calls(model: str, api_base: str | None, api_key: str | None, params: dict[str, Any]) -> None:
+    """Do the slow first-use work of a call path once, before any call's deadline starts: the openai SDK
+    imports its chat resources on first use, which takes seconds on a busy machine and would otherwise count
+    against the first calls' wall-clock limit (and time them all out at once). Needs a running event loop."""
+    kwargs = dict(params)
+    kwargs["api_key"] = api_key or (_KEYLESS_PLACEHOLDER if api_base and not _provider_key_in_env(model) else None)
+    if not kwargs["api_key"]:
+        kwargs.pop("api_key")
+    client = _recording_client(model, api_base, kwargs)
+    if client is not None:
+        client.chat.completions  # noqa: B018 - the attribute access is the import
 
 
 def _recording_client(model: str, api_base: str | None, kwargs: dict[str, Any]) -> Any:

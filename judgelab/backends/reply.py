@@ -284,13 +284,22 @@ def _read(response: Any, latency_s: float, cost_usd: float, extra: dict[str, Any
         logprobs=_logprobs(choice, reading) if choice is not None else None,
         extra=dict(extra or {}),
         reasoning=reasoning, reasoning_tokens=tokens_reasoning,
-        refusal=reading.text_field(_field(message, "refusal"), "message.refusal") if message is not None else None,
+        refusal=reading.text_field(_refusal(message), "message.refusal") if message is not None else None,
     )
     if reading.unreadable is not None:
         reply.unreadable = reading.unreadable
         reply.text = raw if raw is not None else _response_text(response)
     reply.notes = reading.notes
     return reply
+
+
+def _refusal(message: Any) -> Any:
+    # litellm moves OpenAI's message.refusal into provider_specific_fields
+    found = _field(message, "refusal")
+    if found is None:
+        extra = _field(message, "provider_specific_fields")
+        found = _field(extra, "refusal") if isinstance(extra, Mapping) else None
+    return found
 
 
 def _response_text(response: Any) -> str:

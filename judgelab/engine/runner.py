@@ -26,7 +26,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from judgelab import judgments
-from judgelab.backends.call import ModelCallError, ModelReply, acall, classify, ensure_provider
+from judgelab.backends.call import ModelCallError, ModelReply, acall, classify, ensure_provider, prepare_calls
 from judgelab.backends.pricing import UnknownPriceError, estimate_call_cost
 from judgelab.backends.redaction import install_log_redaction, redact
 from judgelab.backends.retry import RetryPolicy, call_with_retries
@@ -316,6 +316,9 @@ class _Engine:
             except Exception as exc:  # noqa: BLE001 - a judge object's own failure, classified like litellm's
                 raise classify(exc, secrets=(self.config.api_key or "",)) from None
 
+        if self.caller is None and not self.health.get("prepared"):
+            self.health["prepared"] = True
+            prepare_calls(self.model, self.config.api_base, self.config.api_key, params)
         outcome = await call_with_retries(one_call, self.policy, self.rng, count_retry)
         self.faults.update(outcome.faults)
         reply = outcome.reply
@@ -362,7 +365,7 @@ class _Engine:
             except ParseFailure as failure:
                 if (failure.status == PARSE_ERROR and reask < self.config.max_reasks
                         and not isinstance(failure, UnreadableReply)):
-                    earlier_raw.append(reply.text)
+                    earlier_raw.append(_said(reply))
                     self.stats.reasks += 1
                     reask += 1
                     messages = list(request.messages) + [
@@ -376,7 +379,7 @@ class _Engine:
                 return rows
             # the cached answer ended unscored and the run asks to retry those: ask again from the start,
             # bypassing the cache, keeping what the judge said before in detail
-            earlier_raw.append(reply.text)
+            earlier_raw.append(_said(reply))
             assert self.stats.retried_unscored is not None
             self.stats.retried_unscored += 1
             read_cache, reask, messages = False, 0, list(request.messages)
@@ -444,6 +447,11 @@ class _Engine:
             "created_at": pd.Timestamp.now(tz="UTC"),
             "_order": job.order,
         }
+
+
+def _said(reply: ModelReply) -> str:
+    """What a reply said, for ``earlier_raw_outputs``: its text, or the provider's refusal when it has no text."""
+    return reply.text if reply.text.strip() or not reply.refusal else reply.refusal
 
 
 def _finish(stats: RunStats, table: pd.DataFrame, faults: Counter[str], aborted: str | None, t0: float,
