@@ -6,9 +6,11 @@ A reply of any shape ends as a :class:`ModelReply` (an answer, possibly unreadab
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 import warnings
+from collections.abc import Coroutine
 from typing import Any, Literal
 
 from judgelab.backends.pricing import cost_from_tokens, offline_litellm
@@ -26,7 +28,7 @@ litellm = offline_litellm()
 
 __all__ = [
     "acall", "classify", "ensure_provider", "ErrorKind", "ModelCallError", "ModelReply", "prepare_calls",
-    "reasoning_token_count", "reply_from_response",
+    "reasoning_token_count", "reply_from_response", "timed_out",
 ]
 
 litellm.suppress_debug_info = True  # no "Give Feedback" banners in notebooks and logs
@@ -136,11 +138,14 @@ async def acall(
     api_base: str | None = None,
     api_key: str | None = None,
     timeout: float = 120.0,
+    deadline: float | None = None,
 ) -> ModelReply:
     """One completion; raises ModelCallError (classified) on failure. No retries here.
 
-    ``timeout`` is litellm's per-read limit; the engine bounds the whole call by it as well (wall clock,
-    body included). For ``openai/`` models the raw reply is kept while litellm reads it: a chat completion
+    ``timeout`` is litellm's per-read limit; ``deadline`` (seconds, wall clock) bounds the whole call, the
+    reply's body included: a call still waiting for (or receiving) its reply then is a retryable "timed out".
+    A reply that has arrived whole is read even when reading it ends past the deadline: it was paid for, and
+    what remains is this process's own work (a busy machine must not discard answers). For ``openai/`` models the raw reply is kept while litellm reads it: a chat completion
     that litellm cannot read (see :mod:`judgelab.backends.transport`) is returned as an unreadable
     :class:`ModelReply` holding the body, and a 2xx reply that is no completion at all (an HTML page, an
     error object, an empty body) is a retryable server failure.
@@ -162,8 +167,11 @@ async def acall(
     start = time.perf_counter()
     with recording() as raw:
         try:
-            response = await litellm.acompletion(model=model, messages=messages, timeout=timeout, drop_params=True,
-                                                 **kwargs)
+            response = await _within(litellm.acompletion(model=model, messages=messages, timeout=timeout,
+                                                         drop_params=True, **kwargs),
+                                     deadline, raw if client is not None else None)
+        except ModelCallError:
+            raise
         except Exception as exc:  # noqa: BLE001 - classified below, nothing swallowed
             secrets = (api_key or "", *secrets_in(api_base), *secrets_in(params))
             if client is not None and raw.ok:
@@ -175,6 +183,35 @@ async def acall(
         if isinstance(data, dict):  # the token counts as the server sent them, not as litellm filled them in
             return reply_from_response(response, latency, usage=data.get("usage"))
     return reply_from_response(response, latency)
+
+
+def timed_out(limit: float) -> ModelCallError:
+    """The error of a call that passed its wall-clock limit (retried like any timeout)."""
+    return ModelCallError(f"timed out (no complete answer within the {limit:g} s limit per call)", "retryable")
+
+
+async def _within(call: Coroutine[Any, Any, Any], deadline: float | None, raw: RawReply | None) -> Any:
+    """``call`` within ``deadline`` seconds of wall clock; with the raw reply in view (``raw``), a reply that has
+    arrived whole by then is read to the end instead of thrown away."""
+    if deadline is None:
+        return await call
+    if raw is None:
+        try:
+            async with asyncio.timeout(deadline):
+                return await call
+        except TimeoutError:
+            raise timed_out(deadline) from None
+    task = asyncio.ensure_future(call)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=deadline)
+        if not done and raw.body is None:
+            task.cancel()
+            await asyncio.wait({task})  # let it unwind (close its connection) before the retry starts
+            raise timed_out(deadline)
+        return await task
+    finally:
+        if not task.done():
+            task.cancel()
 
 
 # 4xx statuses that say "not now" rather than "not this request"

@@ -28,7 +28,8 @@ __all__ = ["RawReply", "openai_client", "recording"]
 
 @dataclass
 class RawReply:
-    """The last HTTP reply received during one call: status, content type and the whole body."""
+    """The last HTTP reply received during one call: status, content type and the whole body (None until the
+    body has arrived whole)."""
 
     status: int | None = None
     content_type: str = ""
@@ -51,6 +52,12 @@ def recording() -> Iterator[RawReply]:
         yield raw
     finally:
         _CURRENT.reset(token)
+
+
+async def _new_request(request: Any) -> None:
+    raw = _CURRENT.get()
+    if raw is not None:  # a redirect's second request: the first reply's body is not this call's answer
+        raw.status, raw.body = None, None
 
 
 async def _keep_body(response: Any) -> None:
@@ -80,7 +87,8 @@ def _http_client() -> Any:
     if not isinstance(client, httpx.AsyncClient):
         client = httpx.AsyncClient(follow_redirects=True)
     hooks = client.event_hooks
-    client.event_hooks = {**hooks, "response": [*hooks.get("response", []), _keep_body]}
+    client.event_hooks = {**hooks, "request": [*hooks.get("request", []), _new_request],
+                          "response": [*hooks.get("response", []), _keep_body]}
     return client
 
 

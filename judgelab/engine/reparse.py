@@ -73,7 +73,7 @@ def reparse(table: pd.DataFrame, rubric: Rubric | str | Path, items: Any = None,
             continue
         base = {f: first[f] for f in _CALL_FIELDS}
         request = _request_for(group, rubric, item_map)
-        keep = {k: old_detail[k] for k in ("swapped", "earlier_raw_outputs", "reply_notes") if k in old_detail}
+        keep = {k: old_detail[k] for k in ("swapped", "earlier_raw_outputs", "failed_attempts", "reply_notes") if k in old_detail}
         try:
             parsed = read_reply(rubric, str(first["raw_output"]), request)
         except ParseFailure as failure:

@@ -13,6 +13,12 @@ Nothing a parser raises escapes :func:`read_reply`: an exception becomes a ``par
 names its class, and a parsed value that is not one (a non-finite or non-numeric score, two values for
 one row) is a ``parse_error`` too, so an answer in the cache can always be turned into rows again.
 
+What the engine itself puts in a row's ``detail``: ``swapped``; ``earlier_raw_outputs`` (what the judge said
+before a re-ask or a retry of an unscored answer); ``failed_attempts`` (why each failed attempt of the request
+failed, retried or final: a timeout, a 429 ...); ``unreadable_reply`` (the reply held no answer: its
+``raw_output`` is the reply as received); ``reply_notes`` (values of the reply recorded as unknown, e.g. a
+negative token count); ``logprob_note``.
+
 The free-text fields of every row (``raw_output``, ``reasoning``, ``unscored_reason``, ``detail``) pass
 through :func:`judgelab.backends.redaction.redact` here, so no path writes a key into a table.
 """

@@ -26,7 +26,15 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from judgelab import judgments
-from judgelab.backends.call import ModelCallError, ModelReply, acall, classify, ensure_provider, prepare_calls
+from judgelab.backends.call import (
+    ModelCallError,
+    ModelReply,
+    acall,
+    classify,
+    ensure_provider,
+    prepare_calls,
+    timed_out,
+)
 from judgelab.backends.pricing import UnknownPriceError, estimate_call_cost
 from judgelab.backends.redaction import install_log_redaction, redact
 from judgelab.backends.retry import RetryPolicy, call_with_retries
@@ -138,6 +146,7 @@ class Reply:
     call_id: str  # the request's cache key
     failure_status: str = ""  # api_error / skipped_budget when there is no reply
     failure_reason: str = ""
+    failed_attempts: tuple[str, ...] = ()  # why each failed attempt of this ask failed (retried or final)
 
 
 @dataclass(frozen=True)
@@ -301,16 +310,15 @@ class _Engine:
                 # a retry: the claim taken just before the first attempt may be close to its end
                 with contextlib.suppress(CacheIOError):  # a cache that broke fails again when the answer is stored
                     self.cache.renew(key, token, self.claim_ttl_s)
-            limit = self.config.timeout
+            limit = self.config.timeout  # wall clock for the whole call, body included
             try:
-                async with asyncio.timeout(limit):  # wall clock for the whole call, body included
-                    if self.caller is not None:
-                        return await self.caller.acall(self.model, messages, params=params, timeout=limit)
+                if self.caller is None:
                     return await acall(self.model, messages, params=params, api_base=self.config.api_base,
-                                       api_key=self.config.api_key, timeout=limit)
+                                       api_key=self.config.api_key, timeout=limit, deadline=limit)
+                async with asyncio.timeout(limit):
+                    return await self.caller.acall(self.model, messages, params=params, timeout=limit)
             except TimeoutError:
-                raise ModelCallError(f"timed out (no complete answer within the {limit:g} s limit per call)",
-                                     "retryable") from None
+                raise timed_out(limit) from None
             except ModelCallError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a judge object's own failure, classified like litellm's
@@ -329,14 +337,15 @@ class _Engine:
             if err.kind == "fatal" or (err.unreachable and not self.any_success):
                 where = redact(self.config.api_base) or "the provider"
                 self.health.setdefault("abort_reason", f"model {self.model!r} at {where}: {err}")
-            return Reply(None, False, outcome.attempts, key, API_ERROR, f"{err} after {outcome.attempts} attempt(s)")
+            return Reply(None, False, outcome.attempts, key, API_ERROR, f"{err} after {outcome.attempts} attempt(s)",
+                         tuple(outcome.failures))
         self.health["any_success"] = True
         if self.cache is not None:
             try:
                 self.cache.put(key, reply.to_json(), token)
             except CacheIOError as exc:  # paid and not stored: into the recovery file, and the run stops
                 self.cache_failed(exc, key, reply)
-        return Reply(reply, False, outcome.attempts, key)
+        return Reply(reply, False, outcome.attempts, key, failed_attempts=tuple(outcome.failures))
 
     # -- one request -> rows ----------------------------------------------------------------------
     async def process(self, job: Job) -> list[dict[str, Any]]:
@@ -344,17 +353,21 @@ class _Engine:
         params = self.config.request_params(self.rubric, request, job.repeat)
         messages = list(request.messages)
         attempts_total, reask, earlier_raw = 0, 0, []
+        failed: list[str] = []  # why each failed attempt of this request failed (the retries' reasons)
         spent: list[ModelReply] = []  # every reply of this request, for exact cost and tokens
         read_cache = True
         while True:
             answer = await self.ask(messages, params, job.repeat, read_cache=read_cache)
             attempts_total += answer.attempts
+            failed.extend(answer.failed_attempts)
             if answer.reply is not None:
                 spent.append(answer.reply)
             base = self.call_fields(job, answer, attempts_total, params, spent)
             detail: dict[str, Any] = {"swapped": job.swapped}
             if earlier_raw:
                 detail["earlier_raw_outputs"] = list(earlier_raw)
+            if failed:
+                detail["failed_attempts"] = list(failed)
             reply = answer.reply
             if reply is None:
                 return unscored_rows(base, request, answer.failure_status, answer.failure_reason, detail)
@@ -491,6 +504,9 @@ async def _execute(work: list[tuple[_Engine, Job]], concurrency: int, progress: 
                 row["_order"] = i
             rows.extend(done)
             bar.update(1)
+            # a request answered from the cache never waits, so a worker could run through hundreds of them
+            # without letting the calls in flight read their replies while their deadlines run: yield once
+            await asyncio.sleep(0)
 
     try:
         await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(work))))))
