@@ -176,7 +176,10 @@ async def acall(
             secrets = (api_key or "", *secrets_in(api_base), *secrets_in(params))
             if client is not None and raw.ok:
                 return _raw_reply(model, raw, time.perf_counter() - start, exc, secrets)
-            raise classify(exc, secrets=secrets) from None
+            error = classify(exc, secrets=secrets)
+            if raw.status is not None:  # a status line came back: the server is there, whatever broke after it
+                error.unreachable = False
+            raise error from None
     latency = time.perf_counter() - start
     if client is not None and raw.body is not None:
         data = decode_body(raw.body)[0]

@@ -134,7 +134,7 @@ def test_a_batch_collection_turns_parser_failures_and_odd_bodies_into_rows():
     """The batch path reads every output line with the same readers: a parser exception, a body with no choices,
     content that is a number and a line that is no result all end as unscored rows with a reason."""
     rubric = Misbehaving(error=ValueError("bad"))
-    jobs = plan_jobs(read_items(ITEMS * 2 + [{"item_id": "c", "answer": "z"}]).drop_duplicates("item_id"), rubric)
+    jobs = plan_jobs(read_items([*ITEMS, {"item_id": "c", "answer": "z"}]), rubric)
     config = RunConfig()
     index = {f"r{i}": {"job": j.order, "item_id": str(j.item["item_id"]), "condition": j.condition,
                        "swapped": j.swapped, "repeat": j.repeat, "prompt_hash": j.request.prompt_hash(),

@@ -72,7 +72,7 @@ def test_the_cli_deadline_holds_and_help_says_it_is_wall_clock(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert summary_line(proc.stdout)["unscored"] == 3
     assert wall < 60  # start-up (imports) plus two attempts of 3 s; a trickled body alone takes minutes
-    help_text = " ".join(run_cli("run", "--help").stdout.split())
+    help_text = " ".join(run_cli("run", "--help").stdout.replace("│", " ").split())
     assert "Wall-clock seconds one call may take, the reply's body included" in help_text
 
 
