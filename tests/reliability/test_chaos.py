@@ -90,6 +90,7 @@ def test_a_seeded_chaos_run_of_2000_replies_keeps_every_invariant(tmp_path):
 
 
 @pytest.mark.chaos_long
+@pytest.mark.timeout(6 * 3600)
 def test_a_long_chaos_run_keeps_every_invariant(tmp_path):
     """Cycles of 800 items until at least 50,000 replies; the numbers go to CHAOS_REPORT."""
     reports, wall = _run(tmp_path, LONG_REPLIES, first_seed=1, items=800)
