@@ -243,7 +243,10 @@ def _recording_client(model: str, api_base: str | None, kwargs: dict[str, Any]) 
     key = kwargs.get("api_key") or os.environ.get("OPENAI_API_KEY")
     if not isinstance(key, str) or not key:
         return None
-    return openai_client(api_base or None, key)
+    try:
+        return openai_client(api_base or None, key)
+    except Exception:  # noqa: BLE001 - an api base the openai client refuses: litellm's own path says why
+        return None
 
 
 def _raw_reply(model: str, raw: RawReply, latency_s: float, exc: BaseException,
