@@ -159,7 +159,8 @@ def _finite_number(value: Any) -> bool:
 
 def checked_rows(parsed: Any) -> list[ParsedRow]:
     """The parser's rows, when every one is a row of values the table can hold; else a ParseFailure saying
-    which value is not one (a score that is NaN, infinite, text or a boolean; two values for one row)."""
+    which value is not one (a score that is NaN, infinite, text or a boolean; two values for one row; a row
+    with no score, winner or verdict at all)."""
     if not isinstance(parsed, list | tuple):
         raise ParseFailure(f"the parser returned a {type(parsed).__name__}, not a list of rows")
     seen: set[RowKey] = set()
@@ -178,6 +179,8 @@ def checked_rows(parsed: Any) -> list[ParsedRow]:
             value = getattr(p, name)
             if value is not None and not isinstance(value, str):
                 raise ParseFailure(f"the {name} for {where} is {value!r:.60}, not text")
+        if p.score is None and p.winner is None and p.verdict is None:
+            raise ParseFailure(f"the parser returned no value for {where}")
         if not isinstance(p.detail, Mapping):
             raise ParseFailure(f"the parser's detail for {where} is a {type(p.detail).__name__}, not a mapping")
         if p.detail:

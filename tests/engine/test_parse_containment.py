@@ -60,6 +60,7 @@ BAD_RESULTS: list[tuple[Any, str]] = [
     (None, "not a list of rows"),
     ({"quality": 3}, "not a list of rows"),
     ([("quality", 3)], "where a row belongs"),
+    ([ParsedRow(RowKey("quality"), confidence=0.9)], "no value for quality"),
 ]
 
 
