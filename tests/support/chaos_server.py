@@ -16,6 +16,7 @@ binds 127.0.0.1 only and serves daemon threads that end with the test.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import random
 import socket
@@ -49,6 +50,7 @@ class Served:
     scores: dict[str, int] = field(default_factory=dict)  # the scores a scorable reply holds
     arrived: float = 0.0
     finished: float | None = None  # when the last byte was written (None: not delivered)
+    connection: int = 0  # which connection it came on (a later request on it proves the client read this reply)
 
     @property
     def delivered(self) -> bool:
@@ -68,9 +70,10 @@ class ChaosServer(LoopbackServer):
         self.phase = ""
         self.log: list[Served] = []
         self._lock = threading.Lock()
+        self._connections = itertools.count()
         self._serve(self._handler_class(), "chaos-server")
 
-    def _draw(self, body: Mapping[str, Any]) -> tuple[Served, Wire]:
+    def _draw(self, body: Mapping[str, Any], connection: int) -> tuple[Served, Wire]:
         key = self.key_fn(body)
         reask = any(m.get("role") == "assistant" for m in body.get("messages", []) if isinstance(m, Mapping))
         with self._lock:
@@ -78,7 +81,7 @@ class ChaosServer(LoopbackServer):
             rng = random.Random(_seed_of(self.seed, index))
             wire = self.space.draw(rng, body, key, marker=f"chaos-{self.seed}-{index}")
             served = Served(index, self.phase, key, reask, wire.kind, wire.label, wire.marker, dict(wire.scores),
-                            time.monotonic())
+                            time.monotonic(), connection=connection)
             self.log.append(served)
         return served, wire
 
@@ -104,6 +107,10 @@ class ChaosServer(LoopbackServer):
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
+            def setup(self) -> None:  # one handler per connection: number it
+                super().setup()
+                self.connection_number = next(server._connections)
+
             def do_GET(self) -> None:  # a redirected POST arrives as a GET: a 200 that is no completion
                 data = json.dumps({"object": "list", "data": [{"id": "chaos", "object": "model"}]}).encode()
                 self.wfile.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
@@ -115,7 +122,8 @@ class ChaosServer(LoopbackServer):
                     body = json.loads(self.rfile.read(length) or b"{}")
                 except ValueError:
                     body = {}
-                served, wire = server._draw(body if isinstance(body, dict) else {})
+                # HTTP/1.1: a client sends its next request on a connection only once it has read the last reply
+                served, wire = server._draw(body if isinstance(body, dict) else {}, self.connection_number)
                 try:
                     self._send(wire)
                 except OSError:  # the client hung up (its deadline passed, or it was killed): not delivered
