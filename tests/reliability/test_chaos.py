@@ -75,7 +75,9 @@ def _summary(reports: list[CycleReport], wall: float) -> dict[str, object]:
     return {"cycles": len(reports), "replies": sum(r.replies for r in reports), "rows": sum(r.rows for r in reports),
             "kinds_drawn": len(kinds), "kinds_in_space": len(KINDS), "labels": dict(labels),
             "findings": [f for r in reports for f in r.findings], "wall_s": round(wall, 1),
-            "kinds": dict(sorted(kinds.items()))}
+            "kinds": dict(sorted(kinds.items())),
+            "per_cycle": [{"seed": r.seed, "items": r.items, "replies": r.replies, "wall_s": round(r.wall_s, 1),
+                           "phases": r.phases} for r in reports]}
 
 
 def test_a_seeded_chaos_run_of_2000_replies_keeps_every_invariant(tmp_path):
@@ -83,7 +85,7 @@ def test_a_seeded_chaos_run_of_2000_replies_keeps_every_invariant(tmp_path):
     tests/reliability/chaos.py is broken."""
     reports, wall = _run(tmp_path, DEFAULT_REPLIES, first_seed=2026, items=820)
     summary = _summary(reports, wall)
-    print(json.dumps({k: v for k, v in summary.items() if k != "kinds"}))
+    print(json.dumps({k: v for k, v in summary.items() if k not in ("kinds", "per_cycle")}))
     assert summary["replies"] >= DEFAULT_REPLIES
     assert summary["findings"] == [], "\n".join(summary["findings"])
     assert summary["kinds_drawn"] >= 0.8 * len(KINDS)  # the draw really spans the space
@@ -97,6 +99,6 @@ def test_a_long_chaos_run_keeps_every_invariant(tmp_path):
     summary = _summary(reports, wall)
     out = Path(os.environ.get("CHAOS_REPORT") or tmp_path / "chaos-long.json")
     out.write_text(json.dumps(summary, indent=1))
-    print(json.dumps({k: v for k, v in summary.items() if k != "kinds"}))
+    print(json.dumps({k: v for k, v in summary.items() if k not in ("kinds", "per_cycle")}))
     assert summary["findings"] == [], "\n".join(summary["findings"][:50])
     assert summary["replies"] >= LONG_REPLIES and summary["kinds_drawn"] == len(KINDS) - len(_excluded())
