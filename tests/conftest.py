@@ -32,7 +32,7 @@ def data_dir() -> Path:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--chaos-long", action="store_true", default=False,
-                     help="run the long chaos-fuzzer run (marker chaos_long; about an hour)")
+                     help="run the long chaos-fuzzer run (marker chaos_long; 20-45 min)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -40,7 +40,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # deselect it reliably: a later -m replaces addopts' -m)
     if config.getoption("--chaos-long"):
         return
-    skip = pytest.mark.skip(reason="the long chaos run takes about an hour: pass --chaos-long")
+    skip = pytest.mark.skip(reason="the long chaos run takes 20-45 min: pass --chaos-long")
     for item in items:
         if "chaos_long" in item.keywords:
             item.add_marker(skip)
