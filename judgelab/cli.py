@@ -156,22 +156,23 @@ def _rubric_source(rubric: str, params: dict[str, Any], data: Path) -> dict[str,
     return {"rubric_file": ref, "rubric_params": params, "items_file": str(data.resolve())}
 
 
-def _write_report(result: Any, out: Path, data: Path, rubric: Any) -> Path:
-    from judgelab.viz.report import REPORT_FILE, report
+def _report_writer(result: Any, data: Path, rubric: Any) -> Callable[[Path], Path]:
+    def write(path: Path) -> Path:
+        from judgelab.viz.report import report
 
-    return report(result, out / REPORT_FILE, items=data, rubric=rubric)
+        return report(result, path, items=data, rubric=rubric)
+
+    return write
 
 
-def _write_outputs(table: Any, out: Path, meta: dict[str, Any]) -> None:
-    """The table (Parquet and JSONL; its free-text columns are redacted as rows are built) and run.json,
-    redacted."""
-    from judgelab import judgments
+def _write_outputs(table: Any, out: Path, meta: dict[str, Any],
+                   report: Callable[[Path], Any] | None = None) -> dict[str, Path]:
+    """The table (Parquet and JSONL; its free-text columns are redacted as rows are built), run.json (redacted)
+    and the report when asked, as one set: all new, or the folder's previous files untouched
+    (:func:`judgelab.engine.run_folder.write_run_folder`)."""
+    from judgelab.engine.run_folder import write_run_folder
 
-    judgments.save(table, out / "judgments.parquet")
-    judgments.save(table, out / "judgments.jsonl")
-    tmp = out / ".run.json.tmp"
-    tmp.write_text(json.dumps(redact(json.loads(json.dumps(meta, default=str))), indent=2))
-    os.replace(tmp, out / "run.json")
+    return write_run_folder(out, table, meta, report=report)
 
 
 @app.command()
@@ -198,7 +199,9 @@ def run(
     dry_run: bool = typer.Option(False, "--dry-run", help="Estimate calls, tokens and cost; call nothing."),
     max_retries: int = typer.Option(5, min=0, help="Retries per call on rate limits, 5xx, timeouts, drops."),
     retry_base: float = typer.Option(0.5, min=0.0, help="Backoff base in seconds (full jitter, doubling)."),
-    timeout: float = typer.Option(120.0, min=0.1, help="Seconds before a call counts as timed out."),
+    timeout: float = typer.Option(120.0, min=0.1, help="Wall-clock seconds one call may take, the reply's body "
+                                  "included (a server that trickles its answer is cut off then); a timed-out call is "
+                                  "retried like any timeout."),
     rubric_param: ParamOption = None,
     retry_unscored: bool = typer.Option(False, "--retry-unscored", help="Ask again the requests whose cached "
                                         "answer ended unscored (parse error, refusal, empty); others stay cached."),
@@ -227,15 +230,20 @@ def run(
     try:
         result = judgelab.run(data, rub, model, return_stats=True, progress=True, **kwargs)
     except RunAborted as aborted:
+        from judgelab.engine.run_folder import RunFolderError
+
         result = aborted.result
-        _write_outputs(result.table, out, {"model": model, "rubric": rub.name, "aborted": str(aborted)})
+        try:
+            _write_outputs(result.table, out, {"model": model, "rubric": rub.name, "aborted": str(aborted)})
+        except RunFolderError as unwritten:  # e.g. the disk that filled the cache holds the output folder too
+            raise UserError(f"{aborted}; and {unwritten}") from None
         print(json.dumps({**result.stats.summary(), "out": str(out), "aborted": True}), flush=True)
         typer.echo(f"error: {aborted} (every row so far is saved in {out})", err=True)
         raise typer.Exit(1) from None
     meta = {"model": model, "rubric": rub.name, "rubric_version": rub.version, "api_base": api_base,
             "data": str(data), "stats": result.stats.__dict__, **_rubric_source(rubric, params, data)}
-    _write_outputs(result.table, out, meta)
-    written = {"report": str(_write_report(result, out, data, rub))} if report else {}
+    files = _write_outputs(result.table, out, meta, _report_writer(result, data, rub) if report else None)
+    written = {"report": str(files["report.html"])} if report else {}
     print(json.dumps({**result.stats.summary(), "out": str(out), **written}), flush=True)
 
 
@@ -317,9 +325,10 @@ def probe(
     _check_out_dir(out)
     result = run_probe(name, str(data), rub, model, **run_kw, **probe_kw)
     payload = json.loads(result.summary_json())
-    _write_outputs(result.table, out, {"rubric_version": rub.version, "api_base": api_base, "data": str(data),
-                                       **_rubric_source(rubric, params, data), **payload})
-    written = {"report": str(_write_report(result, out, data, rub))} if report else {}
+    files = _write_outputs(result.table, out, {"rubric_version": rub.version, "api_base": api_base,
+                                               "data": str(data), **_rubric_source(rubric, params, data), **payload},
+                           _report_writer(result, data, rub) if report else None)
+    written = {"report": str(files["report.html"])} if report else {}
     print(json.dumps({**payload, "out": str(out), **written}, ensure_ascii=False, separators=(",", ":")), flush=True)
 
 

@@ -12,9 +12,11 @@ mean, the values they allow and who fills them, are listed below (``COLUMN_DOCS`
 
 from __future__ import annotations
 
+import datetime
 import errno
 import hashlib
 import json
+import math
 import os
 import tempfile
 from collections import Counter
@@ -322,19 +324,55 @@ def _write(df: pd.DataFrame, path: Path) -> Path:
     os.close(fd)
     try:
         if path.suffix == ".jsonl":
-            # iso dates at microsecond precision and 15 significant digits: a lossless round trip
-            df.to_json(tmp, orient="records", lines=True, date_format="iso", date_unit="us", double_precision=15,
-                       force_ascii=False)
+            _write_jsonl(df, tmp)
         else:
             df.to_parquet(tmp, index=False)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; a results file should be readable like any other
+        _fsync(tmp)  # on disk before the rename: a crash never leaves the new name on an empty file
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return path
+
+
+def _jsonl_value(value: Any) -> Any:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, pd.Timestamp | datetime.datetime):
+        return pd.Timestamp(value).tz_convert("UTC").strftime("%Y-%m-%dT%H:%M:%S.%fZ") if value.tzinfo else \
+            pd.Timestamp(value).strftime("%Y-%m-%dT%H:%M:%S.%f")
+    return value
+
+
+def _write_jsonl(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:
+    """One JSON object per row. Floats are written as Python writes them (the shortest text that reads back
+    as the same number; pandas' writer keeps 15 digits, so 1.8000000000000003 came back as 1.8), dates in
+    ISO form at microsecond precision: a lossless round trip with :func:`load`."""
+    columns = list(df.columns)
+    with open(path, "w", encoding="utf-8") as f:
+        for row in df.itertuples(index=False, name=None):
+            record = {c: _jsonl_value(v) for c, v in zip(columns, row, strict=True)}
+            line = json.dumps(record, ensure_ascii=False, default=str)
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate cannot be written as UTF-8: \u-escaped, it reads back
+                line = json.dumps(record, ensure_ascii=True, default=str)
+            f.write(line + "\n")
+
+
+def _fsync(path: str | os.PathLike[str]) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def load(path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -346,7 +384,8 @@ def load(path: str | os.PathLike[str]) -> pd.DataFrame:
         raise JudgmentsFileError(f"the judgments file {path} is a folder; give the .parquet or .jsonl file in it")
     try:
         if path.suffix == ".jsonl":
-            df = pd.read_json(path, orient="records", lines=True, dtype=False)
+            # precise_float: pandas' fast float reader rounds the last digit; every float must read back as written
+            df = pd.read_json(path, orient="records", lines=True, dtype=False, precise_float=True)
         else:
             df = pd.read_parquet(path)
     except OSError as exc:

@@ -18,8 +18,8 @@ from typing import Any
 
 from judgelab.errors import JudgelabError
 
-__all__ = ["DEFAULT_OUTPUT_TOKENS", "PRICE_MAP_ENV", "UnknownPriceError", "batch_price", "estimate_call_cost",
-           "known_zero_price", "offline_litellm", "register_free_models", "response_cost"]
+__all__ = ["DEFAULT_OUTPUT_TOKENS", "PRICE_MAP_ENV", "UnknownPriceError", "batch_price", "cost_from_tokens",
+           "estimate_call_cost", "known_zero_price", "offline_litellm", "register_free_models", "response_cost"]
 
 DEFAULT_OUTPUT_TOKENS = 512
 PRICE_MAP_ENV = "LITELLM_LOCAL_MODEL_COST_MAP"
@@ -111,6 +111,32 @@ def response_cost(response: Any) -> float:
     if value == 0.0 and not known_zero_price(response):
         return math.nan
     return value
+
+
+def cost_from_tokens(model: str, usage: Any) -> float:
+    """The price of a reply litellm could not read, from its raw ``usage`` block: NaN unless both token counts
+    are true counts and litellm prices ``model`` (a zero price only for models registered as free)."""
+    from judgelab.backends.reply import MAX_TOKEN_COUNT
+
+    if not isinstance(usage, dict):
+        return math.nan
+    counts = [usage.get("prompt_tokens"), usage.get("completion_tokens")]
+    if not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= MAX_TOKEN_COUNT for c in counts):
+        return math.nan
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(model=model, prompt_tokens=counts[0],
+                                                              completion_tokens=counts[1])
+        value = float(prompt_cost) + float(completion_cost)
+    except Exception:  # noqa: BLE001 - litellm raises for models it cannot price
+        return math.nan
+    if not math.isfinite(value) or value < 0 or (value == 0.0 and not _registered_free(model)):
+        return math.nan
+    return value
+
+
+def _registered_free(model: str) -> bool:
+    info = litellm.model_cost.get(model) or litellm.model_cost.get(model.split("/", 1)[-1])
+    return bool(info) and info.get("input_cost_per_token") == 0 and info.get("output_cost_per_token") == 0
 
 
 def known_zero_price(response: Any) -> bool:

@@ -33,6 +33,7 @@ class CallOutcome:
     attempts: int
     error: ModelCallError | None = None
     faults: Counter[str] = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)  # why each failed attempt failed, in order
 
 
 async def call_with_retries(
@@ -43,16 +44,18 @@ async def call_with_retries(
 ) -> CallOutcome:
     """Run ``call`` until it succeeds, fails in a non-retryable way, or retries run out."""
     faults: Counter[str] = Counter()
+    failures: list[str] = []
     attempt = 0
     while True:
         attempt += 1
         try:
             reply = await call()
-            return CallOutcome(reply, attempt, None, faults)
+            return CallOutcome(reply, attempt, None, faults, failures)
         except ModelCallError as err:
             faults[err.kind] += 1
+            failures.append(str(err))
             if err.kind != "retryable" or attempt > policy.max_retries:
-                return CallOutcome(None, attempt, err, faults)
+                return CallOutcome(None, attempt, err, faults, failures)
             if on_retry is not None:
                 on_retry(err)
             await asyncio.sleep(policy.delay(attempt - 1, err.retry_after, rng))

@@ -33,12 +33,12 @@ from typing import Any
 import pandas as pd
 
 from judgelab import judgments
-from judgelab.backends.call import reasoning_token_count
 from judgelab.backends.pricing import batch_price, offline_litellm
 from judgelab.backends.redaction import install_log_redaction, redact, register_credentials, secrets_in
+from judgelab.backends.reply import body_is_completion, reply_from_dict
 from judgelab.engine.config import RunConfig
 from judgelab.engine.items import read_items
-from judgelab.engine.rows import Job, plan_jobs, read_reply, scored_rows, unscored_rows
+from judgelab.engine.rows import Job, plan_jobs, read_model_reply, reply_detail, scored_rows, unscored_rows
 from judgelab.engine.sync import sync_twin
 from judgelab.errors import JudgelabError
 from judgelab.judgments import API_ERROR
@@ -170,12 +170,33 @@ async def abatch_run(items: Any, rubric: Rubric | str, model: str, *, state_path
     for key in ("output_file_id", "error_file_id"):
         if state.get(key):
             content = await _provider("download", litellm.afile_content, file_id=state[key], **conn)
-            for line in content.content.decode().splitlines():
-                if line.strip():
-                    record = json.loads(line)
-                    results[record["custom_id"]] = record
+            unreadable = _read_output(content.content, results)
+            if unreadable:  # said in every row the file should have answered and did not
+                state["unreadable_output_lines"] = state.get("unreadable_output_lines", 0) + unreadable
     table = _collect(jobs, rubric, state, index, results)
     return BatchResult(state["status"], table, state)
+
+
+def _read_output(data: bytes, results: dict[str, dict[str, Any]]) -> int:
+    """Read a batch output (or error) file into ``results`` (custom_id -> line); how many of its lines are
+    not a result line (not JSON, no custom_id): never an exception, whatever the file holds."""
+    unreadable = 0
+    for line in data.decode("utf-8", "replace").splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            record = None
+        if isinstance(record, dict) and isinstance(record.get("custom_id"), str):
+            results[record["custom_id"]] = record
+        else:
+            unreadable += 1
+    return unreadable
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def _collect(jobs: list[Job], rubric: Rubric, state: dict[str, Any], index: dict[str, dict[str, Any]],
@@ -186,10 +207,11 @@ def _collect(jobs: list[Job], rubric: Rubric, state: dict[str, Any], index: dict
     for custom_id, where in index.items():
         request = jobs[where["job"]].request
         record = results.get(custom_id)
-        response = (record or {}).get("response") or {}
-        body = response.get("body") or {}
-        usage = body.get("usage") or {}
-        tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        response = _mapping(_mapping(record).get("response"))
+        body = _mapping(response.get("body"))
+        reply = reply_from_dict(body) if body_is_completion(body) else None
+        tokens_in = reply.input_tokens if reply is not None else None
+        tokens_out = reply.output_tokens if reply is not None else None
         cost = math.nan
         if price is not None and tokens_in is not None and tokens_out is not None:
             cost = tokens_in * price[0] + tokens_out * price[1]
@@ -198,25 +220,24 @@ def _collect(jobs: list[Job], rubric: Rubric, state: dict[str, Any], index: dict
                 "temperature": where["temperature"], "seed": where["seed"],
                 "prompt_hash": where["prompt_hash"], "call_id": f"{state['batch_id']}:{custom_id}",
                 "input_tokens": tokens_in, "output_tokens": tokens_out, "cost_usd": cost, "cached": False,
-                "attempts": 1, "system_fingerprint": body.get("system_fingerprint"),
+                "attempts": 1, "system_fingerprint": reply.system_fingerprint if reply is not None else None,
                 "created_at": pd.Timestamp.now(tz="UTC")}
         detail = {"swapped": where["swapped"], "batch_id": state["batch_id"], "custom_id": custom_id}
-        choices = body.get("choices") or []
-        if record is None or record.get("error") or response.get("status_code") != 200 or not choices:
-            why = (record or {}).get("error") or {}
+        error = _mapping(record).get("error")
+        if record is None or error or response.get("status_code") != 200 or reply is None:
+            why = _mapping(error).get("message") or error or response.get("status_code")
             reason = ("no result for this request in the batch output" if record is None else
-                      f"batch request failed: {why.get('message') or response.get('status_code')}")
+                      f"batch request failed: {why}" if why else "batch request failed: its result holds no completion")
+            if record is None and state.get("unreadable_output_lines"):
+                reason += f" ({state['unreadable_output_lines']} line(s) of the batch output could not be read)"
             if state["status"] != "completed":
                 reason += f" (batch {state['status']})"
             rows += unscored_rows(base, request, API_ERROR, reason, detail)
             continue
-        message = choices[0].get("message") or {}
-        text = message.get("content") or ""
-        # a reasoning model's thinking, where OpenAI-compatible servers put it: stored, never parsed
-        reasoning = message.get("reasoning_content") or message.get("reasoning") or None
-        base |= {"raw_output": text, "reasoning": reasoning, "reasoning_tokens": reasoning_token_count(usage)}
+        base |= {"raw_output": reply.text, "reasoning": reply.reasoning, "reasoning_tokens": reply.reasoning_tokens}
+        detail |= reply_detail(reply)
         try:
-            parsed = read_reply(rubric, text, request, choices[0].get("finish_reason"), reasoning=reasoning)
+            parsed = read_model_reply(rubric, reply, request)
         except ParseFailure as failure:
             rows += unscored_rows(base, request, failure.status, failure.reason, detail)
             continue

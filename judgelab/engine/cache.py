@@ -34,7 +34,8 @@ from typing import Any
 from judgelab.backends.redaction import redact
 from judgelab.errors import JudgelabError
 
-__all__ = ["DEFAULT_CACHE_ENV", "CacheError", "Claim", "default_cache_path", "request_key", "RequestCache"]
+__all__ = ["DEFAULT_CACHE_ENV", "CacheError", "CacheIOError", "Claim", "default_cache_path", "request_key",
+           "RequestCache"]
 
 DEFAULT_CACHE_ENV = "JUDGELAB_CACHE"
 
@@ -61,6 +62,15 @@ def _default_cache_location() -> tuple[Path, str]:
     return home / ".cache" / "judgelab" / "requests.sqlite", "$HOME"
 
 
+def _loads(blob: str) -> Any:
+    # a value that is not JSON (a damaged or foreign entry) is handed on as text: ModelReply.from_json makes
+    # it an unreadable reply instead of a crash on every rerun
+    try:
+        return json.loads(blob)
+    except (ValueError, RecursionError):
+        return blob
+
+
 def request_key(request: Mapping[str, Any]) -> str:
     """A stable hash of a request description (must not contain secrets)."""
     blob = json.dumps(request, sort_keys=True, ensure_ascii=False, default=str)
@@ -69,6 +79,20 @@ def request_key(request: Mapping[str, Any]) -> str:
 
 class CacheError(JudgelabError, ValueError):
     """The cache file cannot be used (not a SQLite database, not openable); the message names it."""
+
+
+class CacheIOError(CacheError):
+    """Reading or writing an open cache failed (disk full, an I/O error, a file made read-only): the message
+    names the cache and the system's reason."""
+
+
+@contextmanager
+def _io(path: Path, doing: str) -> Iterator[None]:
+    """One clear CacheIOError for any failure of SQLite or the file system under an open cache."""
+    try:
+        yield
+    except (sqlite3.Error, OSError) as exc:
+        raise CacheIOError(f"cannot {doing} the request cache {path}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -172,15 +196,23 @@ class RequestCache:
             ) from None
         return conn
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        with self._lock:
+    def get(self, key: str) -> Any:
+        with self._lock, _io(self.path, "read"):
             row = self._conn.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return _loads(row[0]) if row else None
 
     def put(self, key: str, value: Mapping[str, Any], token: str | None = None) -> None:
-        """Store ``value`` (redacted) under ``key``, replacing what was there; end the claim ``token``."""
-        blob = json.dumps(redact(dict(value)), ensure_ascii=False, default=str)
-        with self._lock, self._transaction():
+        """Store ``value`` (redacted) under ``key``, replacing what was there; end the claim ``token``.
+
+        Raises :class:`CacheIOError` when the file cannot take it (disk full, I/O error): nothing is half
+        written (one transaction), and the caller decides where the answer goes instead."""
+        clean = redact(dict(value))
+        try:
+            blob = json.dumps(clean, ensure_ascii=False, default=str)
+            blob.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate cannot be stored as UTF-8 text: keep it \u-escaped
+            blob = json.dumps(clean, ensure_ascii=True, default=str)
+        with self._lock, _io(self.path, "write to"), self._transaction():
             self._conn.execute(
                 "INSERT OR REPLACE INTO responses (key, value, created_at) VALUES (?, ?, ?)", (key, blob, time.time())
             )
@@ -191,11 +223,11 @@ class RequestCache:
         """The stored answer (when ``read_cache``), else a new claim on ``key`` for ``ttl_s`` seconds, else
         busy: a live claim by another process or task. Checked and written in one write transaction."""
         now = time.time()
-        with self._lock, self._transaction():
+        with self._lock, _io(self.path, "write to"), self._transaction():
             if read_cache:
                 row = self._conn.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
                 if row:
-                    return Claim(value=json.loads(row[0]))
+                    return Claim(value=_loads(row[0]))
             held = self._conn.execute("SELECT host, pid, expires_at FROM claims WHERE key = ?", (key,)).fetchone()
             if held is not None and held[2] > now and (held[0] != _HOST or _pid_alive(int(held[1]))):
                 return Claim()
@@ -208,14 +240,24 @@ class RequestCache:
 
     def renew(self, key: str, token: str, ttl_s: float) -> None:
         """Extend our claim on ``key`` to ``ttl_s`` seconds from now (an attempt is starting)."""
-        with self._lock:
+        with self._lock, _io(self.path, "write to"):
             self._conn.execute("UPDATE claims SET expires_at = ? WHERE key = ? AND owner = ?",
                                (time.time() + ttl_s, key, token))
 
     def release(self, key: str, token: str) -> None:
         """End our claim on ``key`` without an answer (the call failed or was not made)."""
-        with self._lock:
+        with self._lock, _io(self.path, "write to"):
             self._conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, token))
+
+    def restore(self, path: str | os.PathLike[str]) -> int:
+        """Put back the answers of a recovery file (:mod:`judgelab.engine.recovery`) written when this cache
+        could not take them; returns how many. An answer already in the cache is replaced by the file's."""
+        from judgelab.engine.recovery import read_recovery
+
+        entries = read_recovery(path)
+        for key, value in entries:
+            self.put(key, value)
+        return len(entries)
 
     def claims(self) -> int:
         """How many claims are held (live or expired)."""
@@ -229,10 +271,13 @@ class RequestCache:
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             yield
+            self._conn.execute("COMMIT")
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            try:
+                self._conn.execute("ROLLBACK")
+            except sqlite3.Error:  # SQLite already rolled back (a full disk does): the first error is the one to say
+                pass
             raise
-        self._conn.execute("COMMIT")
 
     def __len__(self) -> int:
         with self._lock:

@@ -48,8 +48,9 @@ def reparse(table: pd.DataFrame, rubric: Rubric | str | Path, items: Any = None,
 
     ``rubric`` is a rubric object, or a built-in name / YAML path loaded with ``rubric_params``
     (as :func:`judgelab.run` takes it). Rows whose call produced no raw output (api_error,
-    skipped_budget) are kept unchanged. Pass ``items`` when the rubric's parser needs item values
-    (e.g. expected sets, feature flags).
+    skipped_budget) or an unreadable reply (no answer in it) are kept unchanged; whatever the parser
+    raises on a raw output becomes a ``parse_error`` row naming the exception's class. Pass ``items``
+    when the rubric's parser needs item values (e.g. expected sets, feature flags).
     """
     if isinstance(rubric, str | Path):
         from judgelab.rubrics import load_rubric
@@ -65,13 +66,14 @@ def reparse(table: pd.DataFrame, rubric: Rubric | str | Path, items: Any = None,
     out: list[dict[str, Any]] = []
     for _, group in table.groupby("call_id", sort=False, dropna=False):
         first = group.iloc[0]
-        if pd.isna(first["raw_output"]):
+        old_detail = judgments.detail(first)
+        if pd.isna(first["raw_output"]) or old_detail.get("unreadable_reply"):
+            # no call output, or a reply that held no answer (its raw_output is the reply as received): as it is
             out.extend(group.to_dict(orient="records"))
             continue
         base = {f: first[f] for f in _CALL_FIELDS}
         request = _request_for(group, rubric, item_map)
-        old_detail = judgments.detail(first)
-        keep = {k: old_detail[k] for k in ("swapped", "earlier_raw_outputs") if k in old_detail}
+        keep = {k: old_detail[k] for k in ("swapped", "earlier_raw_outputs", "failed_attempts", "reply_notes") if k in old_detail}
         try:
             parsed = read_reply(rubric, str(first["raw_output"]), request)
         except ParseFailure as failure:

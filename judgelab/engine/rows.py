@@ -5,7 +5,19 @@ The live runner, the batch runner and reparse all go through here, so an unscore
 
 * :func:`plan_jobs` — items x conditions x repeats -> the requests to send, in a stable order;
 * :func:`read_reply` — raw text (+ the provider's finish reason) -> parsed rows or a :class:`ParseFailure`;
+  :func:`read_model_reply` does the same for a whole :class:`~judgelab.backends.reply.ModelReply` (an
+  unreadable reply or a provider's refusal first);
 * :func:`scored_rows` / :func:`unscored_rows` — parsed rows (or a failure) + the call's fields -> table rows.
+
+Nothing a parser raises escapes :func:`read_reply`: an exception becomes a ``parse_error`` whose reason
+names its class, and a parsed value that is not one (a non-finite or non-numeric score, two values for
+one row) is a ``parse_error`` too, so an answer in the cache can always be turned into rows again.
+
+What the engine itself puts in a row's ``detail``: ``swapped``; ``earlier_raw_outputs`` (what the judge said
+before a re-ask or a retry of an unscored answer); ``failed_attempts`` (why each failed attempt of the request
+failed, retried or final: a timeout, a 429 ...); ``unreadable_reply`` (the reply held no answer: its
+``raw_output`` is the reply as received); ``reply_notes`` (values of the reply recorded as unknown, e.g. a
+negative token count); ``logprob_note``.
 
 The free-text fields of every row (``raw_output``, ``reasoning``, ``unscored_reason``, ``detail``) pass
 through :func:`judgelab.backends.redaction.redact` here, so no path writes a key into a table.
@@ -14,18 +26,27 @@ through :func:`judgelab.backends.redaction.redact` here, so no path writes a key
 from __future__ import annotations
 
 import hashlib
+import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from judgelab.backends.redaction import redact
 from judgelab.judgments import OK, PARSE_ERROR, REFUSAL
-from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, Rubric, check_fields
+from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey, Rubric, check_fields
 from judgelab.rubrics.parsing import THINKING_ONLY
 
-__all__ = ["Job", "item_order_seed", "plan_jobs", "read_reply", "scored_rows", "unscored_rows"]
+if TYPE_CHECKING:
+    from judgelab.backends.reply import ModelReply
+
+__all__ = ["UNREADABLE", "Job", "UnreadableReply", "checked_rows", "item_order_seed", "plan_jobs", "read_model_reply",
+           "read_reply", "reply_detail", "scored_rows", "unscored_rows"]
+
+UNREADABLE = "unreadable reply"  # the start of the reason of a reply that held no answer to parse
+_REASON_CHARS = 300  # how much of an exception's message a reason quotes
 
 
 @dataclass(frozen=True)
@@ -78,6 +99,25 @@ def plan_jobs(items: pd.DataFrame, rubric: Rubric, *, condition: str = "original
     return jobs
 
 
+class UnreadableReply(ParseFailure):
+    """A paid reply that holds no answer to parse (no choices, content that is not text ...): a parse error
+    that is never re-asked (asking again with it as the judge's turn makes no sense), kept as received."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(f"{UNREADABLE}: {why}")
+
+
+def read_model_reply(rubric: Rubric, reply: ModelReply, request: JudgeRequest) -> list[ParsedRow]:
+    """:func:`read_reply` of a whole reply: an unreadable one raises :class:`UnreadableReply`, a provider's
+    refusal field with no answer text is a refusal."""
+    if reply.unreadable is not None:
+        raise UnreadableReply(reply.unreadable)
+    if reply.refusal and not reply.text.strip():
+        raise ParseFailure(f"the judge refused: {reply.refusal[:_REASON_CHARS]} (the provider's refusal field)",
+                           status=REFUSAL)
+    return read_reply(rubric, reply.text, request, reply.finish_reason, reasoning=reply.reasoning)
+
+
 def read_reply(rubric: Rubric, text: str, request: JudgeRequest, finish_reason: str | None = None, *,
                reasoning: str | None = None) -> list[ParsedRow]:
     """The rubric's parse of one reply; raises :class:`ParseFailure` with a precise reason.
@@ -86,13 +126,24 @@ def read_reply(rubric: Rubric, text: str, request: JudgeRequest, finish_reason: 
     cut at max_tokens the reason says so. ``reasoning`` (a reasoning model's thinking, delivered apart
     from the text) is never parsed; when the reply was cut at max_tokens after some reasoning and the
     answer cannot be read, the reason starts with ``thinking only`` like an unclosed ``<think>`` block.
+    Any other exception the parser raises is a parse failure naming the exception's class, and so is a
+    parsed row whose values are not values (:func:`checked_rows`).
     """
     if finish_reason == "content_filter":
         raise ParseFailure("provider content filter stopped the answer", status=REFUSAL)
     try:
-        if not (text or "").strip():
+        if not isinstance(text, str):
+            raise ParseFailure(f"the output is a {type(text).__name__}, not text")
+        if not text.strip():
             raise ParseFailure("empty output")
-        return rubric.parse(text, request)
+        try:
+            parsed = rubric.parse(text, request)
+        except ParseFailure:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a parser's bug must not lose a paid answer: it becomes a row
+            raise ParseFailure(f"the parser raised {type(exc).__name__}: "
+                               f"{' '.join(str(exc).split())[:_REASON_CHARS]}") from None
+        return checked_rows(parsed)
     except ParseFailure as failure:
         if finish_reason == "length" and (reasoning or "").strip() and not failure.reason.startswith(THINKING_ONLY):
             raise ParseFailure(f"{THINKING_ONLY}: the reasoning used up the token budget before the answer was "
@@ -100,6 +151,55 @@ def read_reply(rubric: Rubric, text: str, request: JudgeRequest, finish_reason: 
         if finish_reason == "length":
             raise ParseFailure(failure.reason + " (output truncated at max_tokens)", failure.status) from None
         raise
+
+
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def checked_rows(parsed: Any) -> list[ParsedRow]:
+    """The parser's rows, when every one is a row of values the table can hold; else a ParseFailure saying
+    which value is not one (a score that is NaN, infinite, text or a boolean; two values for one row; a row
+    with no score, winner or verdict at all)."""
+    if not isinstance(parsed, list | tuple):
+        raise ParseFailure(f"the parser returned a {type(parsed).__name__}, not a list of rows")
+    seen: set[RowKey] = set()
+    for p in parsed:
+        if not isinstance(p, ParsedRow) or not isinstance(p.key, RowKey):
+            raise ParseFailure(f"the parser returned a {type(p).__name__} where a row belongs")
+        where = p.key.criterion + (f" (side {p.key.side})" if p.key.side else "")
+        if p.key in seen:
+            raise ParseFailure(f"the parser returned two values for {where}")
+        seen.add(p.key)
+        for name in ("score", "confidence"):
+            value = getattr(p, name)
+            if value is not None and not _finite_number(value):
+                raise ParseFailure(f"the {name} for {where} is {value!r:.60}, not a finite number")
+        for name in ("winner", "verdict"):
+            value = getattr(p, name)
+            if value is not None and not isinstance(value, str):
+                raise ParseFailure(f"the {name} for {where} is {value!r:.60}, not text")
+        if p.score is None and p.winner is None and p.verdict is None:
+            raise ParseFailure(f"the parser returned no value for {where}")
+        if not isinstance(p.detail, Mapping):
+            raise ParseFailure(f"the parser's detail for {where} is a {type(p.detail).__name__}, not a mapping")
+        if p.detail:
+            try:  # the table stores detail as JSON: what cannot be written would fail the whole table later
+                json.dumps(p.detail, default=str)
+            except (TypeError, ValueError, RecursionError) as exc:
+                raise ParseFailure(f"the parser's detail for {where} cannot be stored ({type(exc).__name__})") from None
+    return list(parsed)
+
+
+def reply_detail(reply: ModelReply) -> dict[str, Any]:
+    """What a reply adds to its rows' ``detail``: that it was unreadable (so :func:`judgelab.reparse` keeps its
+    rows as they are: the raw reply is no answer to parse) and the notes on values recorded as unknown."""
+    out: dict[str, Any] = {}
+    if reply.unreadable is not None:
+        out["unreadable_reply"] = True
+    if reply.notes:
+        out["reply_notes"] = list(reply.notes)
+    return out
 
 
 _FREE_TEXT = ("raw_output", "reasoning", "unscored_reason", "detail", "system_fingerprint")  # what a server wrote

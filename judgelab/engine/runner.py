@@ -9,6 +9,7 @@ replies turned into rows by :mod:`judgelab.engine.rows`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import math
 import random
@@ -25,16 +26,34 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from judgelab import judgments
-from judgelab.backends.call import ModelCallError, ModelReply, acall, ensure_provider
+from judgelab.backends.call import (
+    ModelCallError,
+    ModelReply,
+    acall,
+    classify,
+    ensure_provider,
+    prepare_calls,
+    timed_out,
+)
 from judgelab.backends.pricing import UnknownPriceError, estimate_call_cost
 from judgelab.backends.redaction import install_log_redaction, redact
 from judgelab.backends.retry import RetryPolicy, call_with_retries
 from judgelab.engine.budget import BudgetGuard
-from judgelab.engine.cache import RequestCache, request_key
+from judgelab.engine.cache import CacheIOError, RequestCache, request_key
 from judgelab.engine.config import RunConfig
 from judgelab.engine.items import read_items
 from judgelab.engine.logprobs import expected_score
-from judgelab.engine.rows import Job, item_order_seed, plan_jobs, read_reply, scored_rows, unscored_rows
+from judgelab.engine.recovery import RecoveryFile
+from judgelab.engine.rows import (
+    Job,
+    UnreadableReply,
+    item_order_seed,
+    plan_jobs,
+    read_model_reply,
+    reply_detail,
+    scored_rows,
+    unscored_rows,
+)
 from judgelab.engine.sync import sync_twin
 from judgelab.errors import ConfigError, JudgelabError
 from judgelab.judgments import API_ERROR, OK, PARSE_ERROR, SKIPPED_BUDGET
@@ -55,7 +74,7 @@ class JudgeObjectError(ConfigError, TypeError):
 
 
 class RunAborted(JudgelabError, RuntimeError):
-    """The run stopped early (bad credentials, unknown model, unreachable server).
+    """The run stopped early (bad credentials, unknown model, unreachable server, a cache that cannot be written).
 
     ``result`` holds every row: judged ones, the failed call, and one unscored row per
     request that was never attempted.
@@ -127,6 +146,7 @@ class Reply:
     call_id: str  # the request's cache key
     failure_status: str = ""  # api_error / skipped_budget when there is no reply
     failure_reason: str = ""
+    failed_attempts: tuple[str, ...] = ()  # why each failed attempt of this ask failed (retried or final)
 
 
 @dataclass(frozen=True)
@@ -196,27 +216,34 @@ class _Engine:
         the cache: another process (or task) sharing the cache waits for the answer instead of calling.
         """
         key = self.key(messages, params, repeat)
-        if self.cache is not None and read_cache:
-            hit = self.cache.get(key)
-            if hit is not None:
-                return self.cache_hit(hit, key)
-        if self.abort_reason is not None:
-            return Reply(None, False, 0, key, API_ERROR, f"not attempted: run stopped ({self.abort_reason})")
         token = None
-        if self.cache is not None:
-            hit, token = await self.claim(key, read_cache)
-            if hit is not None:
-                return self.cache_hit(hit, key)
+        try:
+            if self.cache is not None and read_cache:
+                hit = self.cache.get(key)
+                if hit is not None:
+                    return self.cache_hit(hit, key)
+            if self.abort_reason is not None:
+                return Reply(None, False, 0, key, API_ERROR, f"not attempted: run stopped ({self.abort_reason})")
+            if self.cache is not None:
+                hit, token = await self.claim(key, read_cache)
+                if hit is not None:
+                    return self.cache_hit(hit, key)
+        except CacheIOError as exc:  # the cache broke before any call: nothing was paid, the run stops
+            self.cache_failed(exc)
+            return Reply(None, False, 0, key, API_ERROR, f"not attempted: run stopped ({self.abort_reason})")
         stored = False
         try:
             if self.abort_reason is not None:  # the run stopped while this request waited for its claim
                 return Reply(None, False, 0, key, API_ERROR, f"not attempted: run stopped ({self.abort_reason})")
             answer = await self.call(key, messages, params, token)
-            stored = answer.reply is not None  # call() stored it, which ended the claim
+            stored = answer.reply is not None  # call() stored it (ending the claim) or kept it in the recovery file
             return answer
         finally:
             if token is not None and self.cache is not None and not stored:
-                self.cache.release(key, token)  # no answer stored: end the claim so that another may call
+                try:
+                    self.cache.release(key, token)  # no answer stored: end the claim so that another may call
+                except CacheIOError as exc:  # the claim ends anyway when this process does
+                    self.cache_failed(exc)
 
     @property
     def abort_reason(self) -> str | None:
@@ -226,6 +253,21 @@ class _Engine:
     @property
     def any_success(self) -> bool:
         return bool(self.health.get("any_success"))
+
+    def cache_failed(self, exc: CacheIOError, key: str | None = None, reply: ModelReply | None = None) -> None:
+        """The cache cannot be used any more: stop this model's calls; keep a paid ``reply`` in the recovery file."""
+        recovery: RecoveryFile = self.health.setdefault(
+            "recovery", RecoveryFile(self.cache.path if self.cache is not None else None))
+        if key is not None and reply is not None:
+            recovery.keep(key, reply.to_json())
+        if recovery.path is not None:
+            where = (f"the answers it could not store are in the recovery file {recovery.path} (put them back with "
+                     "RequestCache(...).restore(that file) once there is room)")
+        elif recovery.lost:
+            where = "the answers it could not store could not be saved anywhere else either: they are only in the table"
+        else:
+            where = "no paid answer was lost"
+        self.health["abort_reason"] = f"{exc}; the run stopped, and {where}"
 
     def cache_hit(self, hit: dict[str, Any], key: str) -> Reply:
         self.stats.cache_hits += 1
@@ -266,12 +308,25 @@ class _Engine:
             self.stats.api_calls += 1
             if attempts > 1 and token is not None and self.cache is not None:
                 # a retry: the claim taken just before the first attempt may be close to its end
-                self.cache.renew(key, token, self.claim_ttl_s)
-            if self.caller is not None:
-                return await self.caller.acall(self.model, messages, params=params, timeout=self.config.timeout)
-            return await acall(self.model, messages, params=params, api_base=self.config.api_base,
-                               api_key=self.config.api_key, timeout=self.config.timeout)
+                with contextlib.suppress(CacheIOError):  # a cache that broke fails again when the answer is stored
+                    self.cache.renew(key, token, self.claim_ttl_s)
+            limit = self.config.timeout  # wall clock for the whole call, body included
+            try:
+                if self.caller is None:
+                    return await acall(self.model, messages, params=params, api_base=self.config.api_base,
+                                       api_key=self.config.api_key, timeout=limit, deadline=limit)
+                async with asyncio.timeout(limit):
+                    return await self.caller.acall(self.model, messages, params=params, timeout=limit)
+            except TimeoutError:
+                raise timed_out(limit) from None
+            except ModelCallError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a judge object's own failure, classified like litellm's
+                raise classify(exc, secrets=(self.config.api_key or "",)) from None
 
+        if self.caller is None and not self.health.get("prepared"):
+            self.health["prepared"] = True
+            prepare_calls(self.model, self.config.api_base, self.config.api_key, params)
         outcome = await call_with_retries(one_call, self.policy, self.rng, count_retry)
         self.faults.update(outcome.faults)
         reply = outcome.reply
@@ -282,11 +337,15 @@ class _Engine:
             if err.kind == "fatal" or (err.unreachable and not self.any_success):
                 where = redact(self.config.api_base) or "the provider"
                 self.health.setdefault("abort_reason", f"model {self.model!r} at {where}: {err}")
-            return Reply(None, False, outcome.attempts, key, API_ERROR, f"{err} after {outcome.attempts} attempt(s)")
+            return Reply(None, False, outcome.attempts, key, API_ERROR, f"{err} after {outcome.attempts} attempt(s)",
+                         tuple(outcome.failures))
         self.health["any_success"] = True
         if self.cache is not None:
-            self.cache.put(key, reply.to_json(), token)
-        return Reply(reply, False, outcome.attempts, key)
+            try:
+                self.cache.put(key, reply.to_json(), token)
+            except CacheIOError as exc:  # paid and not stored: into the recovery file, and the run stops
+                self.cache_failed(exc, key, reply)
+        return Reply(reply, False, outcome.attempts, key, failed_attempts=tuple(outcome.failures))
 
     # -- one request -> rows ----------------------------------------------------------------------
     async def process(self, job: Job) -> list[dict[str, Any]]:
@@ -294,25 +353,32 @@ class _Engine:
         params = self.config.request_params(self.rubric, request, job.repeat)
         messages = list(request.messages)
         attempts_total, reask, earlier_raw = 0, 0, []
+        failed: list[str] = []  # why each failed attempt of this request failed (the retries' reasons)
         spent: list[ModelReply] = []  # every reply of this request, for exact cost and tokens
         read_cache = True
         while True:
             answer = await self.ask(messages, params, job.repeat, read_cache=read_cache)
             attempts_total += answer.attempts
+            failed.extend(answer.failed_attempts)
             if answer.reply is not None:
                 spent.append(answer.reply)
             base = self.call_fields(job, answer, attempts_total, params, spent)
             detail: dict[str, Any] = {"swapped": job.swapped}
             if earlier_raw:
                 detail["earlier_raw_outputs"] = list(earlier_raw)
+            if failed:
+                detail["failed_attempts"] = list(failed)
             reply = answer.reply
             if reply is None:
                 return unscored_rows(base, request, answer.failure_status, answer.failure_reason, detail)
+            detail.update(reply_detail(reply))
             try:
-                parsed = read_reply(self.rubric, reply.text, request, reply.finish_reason, reasoning=reply.reasoning)
+                parsed = read_model_reply(self.rubric, reply, request)
+                rows = scored_rows(base, request, parsed, detail, self.logprob_columns(request, reply))
             except ParseFailure as failure:
-                if failure.status == PARSE_ERROR and reask < self.config.max_reasks:
-                    earlier_raw.append(reply.text)
+                if (failure.status == PARSE_ERROR and reask < self.config.max_reasks
+                        and not isinstance(failure, UnreadableReply)):
+                    earlier_raw.append(_said(reply))
                     self.stats.reasks += 1
                     reask += 1
                     messages = list(request.messages) + [
@@ -321,14 +387,12 @@ class _Engine:
                     ]
                     continue
                 rows = unscored_rows(base, request, failure.status, failure.reason, detail)
-            else:
-                rows = scored_rows(base, request, parsed, detail, self.logprob_columns(request, reply))
             if not (self.config.retry_unscored and read_cache and answer.cached
                     and any(r["status"] != OK for r in rows)):
                 return rows
             # the cached answer ended unscored and the run asks to retry those: ask again from the start,
             # bypassing the cache, keeping what the judge said before in detail
-            earlier_raw.append(reply.text)
+            earlier_raw.append(_said(reply))
             assert self.stats.retried_unscored is not None
             self.stats.retried_unscored += 1
             read_cache, reask, messages = False, 0, list(request.messages)
@@ -343,7 +407,12 @@ class _Engine:
         def columns(parsed: ParsedRow) -> dict[str, Any]:
             if parsed.key != RowKey(target):
                 return {}
-            est = expected_score(reply.logprobs, scale)
+            try:
+                est = expected_score(reply.logprobs, scale)
+            except Exception as exc:  # noqa: BLE001 - malformed logprobs leave the row scored, with no estimate
+                return {"detail": {"logprob_note": f"the logprobs could not be read ({type(exc).__name__})"}}
+            if not all(v is None or math.isfinite(v) for v in (est.expected, est.valid_mass)):
+                return {"detail": {"logprob_note": f"the logprobs give no finite estimate ({est.note})"}}
             return {"logprob_score": est.expected, "valid_prob_mass": est.valid_mass,
                     "detail": {"logprob_note": est.note}}
 
@@ -393,6 +462,11 @@ class _Engine:
         }
 
 
+def _said(reply: ModelReply) -> str:
+    """What a reply said, for ``earlier_raw_outputs``: its text, or the provider's refusal when it has no text."""
+    return reply.text if reply.text.strip() or not reply.refusal else reply.refusal
+
+
 def _finish(stats: RunStats, table: pd.DataFrame, faults: Counter[str], aborted: str | None, t0: float,
             cpu0: float) -> RunStats:
     """The run's statistics, once every row is in."""
@@ -430,6 +504,9 @@ async def _execute(work: list[tuple[_Engine, Job]], concurrency: int, progress: 
                 row["_order"] = i
             rows.extend(done)
             bar.update(1)
+            # a request answered from the cache never waits, so a worker could run through hundreds of them
+            # without letting the calls in flight read their replies while their deadlines run: yield once
+            await asyncio.sleep(0)
 
     try:
         await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(work))))))
@@ -566,6 +643,14 @@ async def arun(
     ``RunStats.retried_unscored``. max_cost_usd: no call is issued once spent + reserved estimates would
     pass it; those rows are "skipped_budget".
     max_retries / retry_base_s: retries per call and the base (seconds) of their jittered exponential backoff.
+    timeout: the wall-clock limit in seconds of one call, the reply's body included (a server that trickles
+    its answer byte by byte is cut off then); a timed-out call is retried like any timeout, and ends as an
+    ``api_error`` row whose reason starts with "timed out" when the retries run out.
+    Every reply that arrives is kept: stored in the cache before it is parsed, and turned into rows whatever
+    it holds (a reply with no answer in it is a ``parse_error`` whose reason starts with "unreadable reply";
+    an exception raised by the parser is a ``parse_error`` naming its class). When the cache cannot store an
+    answer (disk full, I/O error) the run stops with :class:`RunAborted`, whose message names the recovery
+    file holding the answers the cache refused.
     max_reasks: how often an unparseable answer is asked again, with the parse error.
     logprobs / top_logprobs: also compute a logprob-weighted score (G-Eval style).
     json_mode: send the rubric's response format. extra_params: more litellm parameters, sent as given.
@@ -631,7 +716,7 @@ def _unscored(rubric: Rubric, job: Job, hit: dict[str, Any]) -> bool:
     upper bound: a cached re-ask that parsed would spare the call)."""
     reply = ModelReply.from_json(hit)
     try:
-        parsed = read_reply(rubric, reply.text, job.request, reply.finish_reason, reasoning=reply.reasoning)
+        parsed = read_model_reply(rubric, reply, job.request)
     except ParseFailure:
         return True
     return not set(job.request.expected_rows) <= {p.key for p in parsed}

@@ -74,6 +74,8 @@ def test_probe_takes_the_run_flags_with_the_same_meanings(tmp_path, monkeypatch)
         first = probe(srv, "--temperature", "0.3", "--max-tokens", "77", "--repeats", "2", "--cache", str(cache),
                       "--report")
         assert first.exit_code == 0, first.output
+        # read now: a later probe into the same folder without --report removes it (it would describe other rows)
+        report = (tmp_path / "out" / "report.html").read_text()
         bodies = _requests_seen(srv)
         assert len(bodies) == 16  # 4 items x 2 orders x 2 repeats
         assert {b["temperature"] for b in bodies} == {0.3} and {b["max_tokens"] for b in bodies} == {77}
@@ -87,7 +89,7 @@ def test_probe_takes_the_run_flags_with_the_same_meanings(tmp_path, monkeypatch)
         assert capped.exit_code == 0, capped.output
         paid = srv.count - 32
     payload = json.loads(first.stdout.strip().splitlines()[-1])
-    report = (tmp_path / "out" / "report.html").read_text()
+    assert not (tmp_path / "out" / "report.html").exists()
     assert payload["report"] == str(tmp_path / "out" / "report.html") and "Probe: position" in report
     assert "Question 3?" in report  # the rendered prompts: rubric and items found from the probe's run.json
     table = judgments.load(tmp_path / "capped" / "judgments.parquet")

@@ -186,7 +186,7 @@ def test_a_write_dying_half_way_leaves_the_previous_table_whole(tmp_path, monkey
         raise OSError("disk full (simulated)")
 
     monkeypatch.setattr(pd.DataFrame, "to_parquet", dying_writer)
-    monkeypatch.setattr(pd.DataFrame, "to_json", dying_writer)
+    monkeypatch.setattr(judgments, "_write_jsonl", dying_writer)  # the JSONL writer: (table, path)
     with pytest.raises(OSError, match="simulated"):
         judgments.save(_table(2.0), path)
     monkeypatch.undo()
