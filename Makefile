@@ -11,7 +11,8 @@ EXTRAS := --extra local --extra notebooks --extra test
 # fresh resolutions (not the lock), each in its own venv: the newest releases, and pandas 2.2 on the lock
 LATEST ?= .venv-latest
 PANDAS2 ?= .venv-pandas2
-PANDAS2_PIN := pandas==2.2.3
+# pingouin 0.7 (in the lock) needs pandas 2.3; 0.6.1 is its last release that accepts 2.2
+PANDAS2_PINS := pandas==2.2.3 pingouin==0.6.1
 PYTEST := -m pytest -q --durations=25
 # uv syncs $(VENV) (.venv unless overridden) with the Python $(PY) and never downloads a Python of its own
 export UV_PROJECT_ENVIRONMENT := $(abspath $(VENV))
@@ -80,7 +81,7 @@ test-latest: system-deps | $(UV)
 # $(PANDAS2); not used by CI, which tests the lock's pandas 3
 $(PANDAS2)/.installed: pyproject.toml uv.lock | $(UV)
 	UV_PROJECT_ENVIRONMENT=$(abspath $(PANDAS2)) $(UV) sync --locked $(EXTRAS)
-	$(UV) pip install --quiet --python $(PANDAS2)/bin/python "$(PANDAS2_PIN)"
+	$(UV) pip install --quiet --python $(PANDAS2)/bin/python $(PANDAS2_PINS)
 	$(PANDAS2)/bin/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@
 
