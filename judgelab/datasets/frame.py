@@ -437,11 +437,17 @@ class _ValueMapper:
         return None, reason
 
 
+def _carried_records(frame: pd.DataFrame, carried: Sequence[str]) -> list[dict[str, Any]]:
+    """One dict of the carried columns per row; with none carried, one empty dict per row (pandas 2.2's
+    to_dict("records") of a frame with no columns is [], pandas 3's is one {} per row)."""
+    return frame[list(carried)].to_dict("records") if carried else [{} for _ in range(len(frame))]
+
+
 def _judge_rows(frame: pd.DataFrame, column: str, judge_names: pd.Series, base: pd.DataFrame, mapper: _ValueMapper,
                 kind: str, winner_in: str, carried: Sequence[str], reader: TextReader | None) -> list[dict[str, Any]]:
     target = _VALUE_COLUMN[kind]
     rows = []
-    records, extra, names = base.to_dict("records"), frame[list(carried)].to_dict("records"), list(judge_names)
+    records, extra, names = base.to_dict("records"), _carried_records(frame, carried), list(judge_names)
     readable: dict[tuple[type, str, str], Any] = {}
     for pos, value in enumerate(frame[column]):
         row: dict[str, Any] = {**records[pos], "judge": names[pos], **extra[pos], "_pos": pos}
@@ -487,7 +493,7 @@ def _gold_rows(frame: pd.DataFrame, gold: str, gold_judge: str, base: pd.DataFra
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     readable: dict[tuple[str, str], tuple[int, Any]] = {}  # key -> (position, value) of the gold value kept
     records = base.to_dict("records")
-    extra = frame[list(carried)].to_dict("records")
+    extra = _carried_records(frame, carried)
     for pos, value in enumerate(frame[gold]):
         key = (records[pos]["item_id"], records[pos]["criterion"])
         missing = is_missing(value, mapper.missing_values)

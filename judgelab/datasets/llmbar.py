@@ -63,12 +63,14 @@ def llmbar_combinations(data_dir: str | os.PathLike[str] | None = None) -> pd.Da
         if len(parts) != 3 or parts[2] not in ("result.json", "statistics.json"):
             continue
         key = (head, parts[0], parts[1])
-        row = rows.setdefault(key, {"split": head, "judge": parts[0], "strategy": parts[1]})
+        row = rows.setdefault(key, {"split": head, "judge": parts[0], "strategy": parts[1], "has_result": False,
+                                    "has_statistics": False})
         row["has_result" if parts[2] == "result.json" else "has_statistics"] = True
     df = pd.DataFrame(
         list(rows.values()), columns=["split", "judge", "strategy", "has_result", "has_statistics"]
     )
-    df[["has_result", "has_statistics"]] = df[["has_result", "has_statistics"]].fillna(False).astype(bool)
+    # every row starts False (no fillna: pandas 2.2 warns that fillna's downcast of object columns will change)
+    df[["has_result", "has_statistics"]] = df[["has_result", "has_statistics"]].astype(bool)
     return df.sort_values(["split", "judge", "strategy"]).reset_index(drop=True)
 
 
