@@ -20,7 +20,7 @@ import pandas as pd
 
 from judgelab import judgments
 from judgelab.stats import corrected_mean
-from judgelab.stats.corrected import METHODS
+from judgelab.stats.corrected.means import METHODS
 
 
 def _table(judge: np.ndarray, gold: np.ndarray, docs: np.ndarray) -> pd.DataFrame:

@@ -38,7 +38,7 @@ from judgelab.ensembles.confidence import POSITION_CONDITION, position_consisten
 from judgelab.ensembles.panels import Panel
 from judgelab.errors import ArgumentTypeError, ConfigError, user_errors
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap, mean_statistic
-from judgelab.stats.ltt import CascadeCalibration, cascade_decisions, ltt_cascade
+from judgelab.stats.corrected.ltt import CascadeCalibration, cascade_decisions, ltt_cascade
 from judgelab.stats.tidy import result_row, tidy_frame
 
 __all__ = ["HUMAN_TIER", "SWAP_CONDITIONS", "Cascade", "CascadeResult", "EscalateWhen", "EscalationRule", "apply_cascade",

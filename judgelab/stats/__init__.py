@@ -17,7 +17,6 @@ import inspect
 
 from judgelab.errors import user_errors
 from judgelab.stats.agreement import cohen_kappa, fleiss_kappa, percent_agreement
-from judgelab.stats.alt_test import alt_test
 from judgelab.stats.bias import positive_bias, score_distributions
 from judgelab.stats.bootstrap import (
     DEFAULT_RESAMPLES,
@@ -33,16 +32,18 @@ from judgelab.stats.bootstrap import (
 from judgelab.stats.classification import classification_report, confusion_matrix
 from judgelab.stats.compare import adjust_pvalues, compare_judges, dependent_correlation_test
 from judgelab.stats.compare_rubrics import compare_rubrics
-from judgelab.stats.conformal import conformal_interval
-from judgelab.stats.corrected import corrected_difference, corrected_mean
+from judgelab.stats.corrected.alt_test import alt_test
+from judgelab.stats.corrected.conformal import conformal_interval
+from judgelab.stats.corrected.label_budget import label_budget, projected_width
+from judgelab.stats.corrected.ltt import ltt_cascade, ltt_threshold
+from judgelab.stats.corrected.means import corrected_difference, corrected_mean
+from judgelab.stats.corrected.ppi import CorrectionError
 from judgelab.stats.correlation import correlation, kendall, pearson, spearman
 from judgelab.stats.errors import error_metrics, mae, mean_signed_difference, rmse
 from judgelab.stats.flips import flip_rate, mcnemar_test
 from judgelab.stats.icc import icc
 from judgelab.stats.krippendorff import krippendorff_alpha
-from judgelab.stats.label_budget import label_budget, projected_width
 from judgelab.stats.length import length_controlled_win_rate, length_score_correlation
-from judgelab.stats.ltt import ltt_cascade, ltt_threshold
 from judgelab.stats.meta_eval import (
     group_level_correlation,
     meta_evaluation,
@@ -69,7 +70,6 @@ from judgelab.stats.pairing import (
 from judgelab.stats.pairwise import pairwise_accuracy, pairwise_agreement, pairwise_policy_sensitivity
 from judgelab.stats.pairwise_compare import compare_pairwise_judges
 from judgelab.stats.power import n_for_correlation, n_for_correlation_difference, n_for_flip_rate, n_for_kappa
-from judgelab.stats.ppi import CorrectionError
 from judgelab.stats.sensitivity import unscored_sensitivity
 
 __all__ = [

@@ -33,9 +33,9 @@ from judgelab.datasets import llmbar, openqa, summeval
 from judgelab.ensembles.cascades import apply_cascade, rule_from_verdicts, tier_verdicts
 from judgelab.ensembles.confidence import position_consistency
 from judgelab.stats import alt_test, corrected_mean, projected_width
-from judgelab.stats.corrected import METHODS, corrected_inputs, estimate_method
-from judgelab.stats.ltt import cascade_decisions, ltt_cascade
-from judgelab.stats.ppi import CorrectionError, Sample
+from judgelab.stats.corrected.ltt import cascade_decisions, ltt_cascade
+from judgelab.stats.corrected.means import METHODS, corrected_inputs, estimate_method
+from judgelab.stats.corrected.ppi import CorrectionError, Sample
 from judgelab.stats.tidy import result_row, tidy_frame
 
 __all__ = ["CASCADE_STRATEGIES", "HIDDEN_LABELS", "SIM_DESIGNS", "Case", "alt_test_table", "budget_curve", "coverage_simulation",

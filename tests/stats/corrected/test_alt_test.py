@@ -13,7 +13,7 @@ from statsmodels.stats.multitest import multipletests
 
 from judgelab.judgments import make_table
 from judgelab.stats import CorrectionError, alt_test
-from judgelab.stats.alt_test import benjamini_yekutieli
+from judgelab.stats.corrected.alt_test import benjamini_yekutieli
 
 
 def _table(labels: dict[str, list[str]]) -> pd.DataFrame:

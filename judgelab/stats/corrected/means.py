@@ -6,13 +6,13 @@ the mean gold value (pass rate, mean score, win rate) estimated five ways:
 
 =================  ==================================================================================
 ``classical``      the mean of the gold labels alone (the judge is ignored)
-``ppi``            prediction-powered inference, λ = 1 (:mod:`judgelab.stats.ppi`)
+``ppi``            prediction-powered inference, λ = 1 (:mod:`judgelab.stats.corrected.ppi`)
 ``ppi++``          PPI with power-tuned λ (never worse than classical asymptotically; an
                    anti-correlated judge gets λ = 0, i.e. the classical estimate, and the row says so)
 ``rogan_gladen``   binary judge and gold: the pass rate corrected by the judge's sensitivity and
-                   specificity, interval carrying their uncertainty (:mod:`judgelab.stats.rogan_gladen`)
+                   specificity, interval carrying their uncertainty (:mod:`judgelab.stats.corrected.rogan_gladen`)
 ``calibrated``     judge scores mapped to gold by cross-fitted isotonic regression, then PPI; the
-                   interval adds the calibrator's own variance (:mod:`judgelab.stats.calibrated_mean`)
+                   interval adds the calibrator's own variance (:mod:`judgelab.stats.corrected.calibrated_mean`)
 =================  ==================================================================================
 
 ``cluster=`` (documents, questions) makes every interval cluster-robust; ``strata=`` estimates per
@@ -43,9 +43,16 @@ import pandas as pd
 from scipy import special, stats
 
 from judgelab.judgments import is_scored
-from judgelab.stats.calibrated_mean import calibrated_estimate
-from judgelab.stats.ppi import CorrectionError, Estimate, Sample, classical_estimate, difference, ppi_estimate
-from judgelab.stats.rogan_gladen import RoganGladenInterval, rogan_gladen_estimate
+from judgelab.stats.corrected.calibrated_mean import calibrated_estimate
+from judgelab.stats.corrected.ppi import (
+    CorrectionError,
+    Estimate,
+    Sample,
+    classical_estimate,
+    difference,
+    ppi_estimate,
+)
+from judgelab.stats.corrected.rogan_gladen import RoganGladenInterval, rogan_gladen_estimate
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["METHODS", "CorrectedInput", "CorrectionError", "Method", "Positive", "UnscoredPolicy", "check_sample",

@@ -32,10 +32,16 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from judgelab.stats.calibrated_mean import IsotonicMap, calibrated_estimate, fold_assignment
-from judgelab.stats.corrected import METHODS, CorrectedInput, Positive, corrected_inputs, estimate_method
-from judgelab.stats.ppi import CorrectionError, Sample
-from judgelab.stats.rogan_gladen import error_rates
+from judgelab.stats.corrected.calibrated_mean import IsotonicMap, calibrated_estimate, fold_assignment
+from judgelab.stats.corrected.means import (
+    METHODS,
+    CorrectedInput,
+    Positive,
+    corrected_inputs,
+    estimate_method,
+)
+from judgelab.stats.corrected.ppi import CorrectionError, Sample
+from judgelab.stats.corrected.rogan_gladen import error_rates
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["label_budget", "projected_width"]

@@ -23,7 +23,7 @@ from typing import Literal
 import numpy as np
 from scipy import special
 
-from judgelab.stats.ppi import CorrectionError, Estimate, Sample, cluster_sums, stratum_parts
+from judgelab.stats.corrected.ppi import CorrectionError, Estimate, Sample, cluster_sums, stratum_parts
 
 __all__ = ["RoganGladenInterval", "error_rates", "rogan_gladen_estimate"]
 

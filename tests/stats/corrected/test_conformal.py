@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from judgelab.stats import CorrectionError, conformal_interval
-from judgelab.stats.conformal import conformal_quantile, snap_to_labels
+from judgelab.stats.corrected.conformal import conformal_quantile, snap_to_labels
 from tests.stats.judged_tables import judge_and_human
 
 

@@ -8,7 +8,7 @@ import pytest
 from mapie.risk_control.methods import compute_hoeffding_bentkus_p_value
 
 from judgelab.stats import CorrectionError, ltt_cascade, ltt_threshold
-from judgelab.stats.ltt import binomial_p_value, cascade_decisions, min_kept_for_rejection
+from judgelab.stats.corrected.ltt import binomial_p_value, cascade_decisions, min_kept_for_rejection
 from judgelab.studies.corrected_study import ltt_simulation
 
 

@@ -15,8 +15,8 @@ from scipy import special
 
 from judgelab.judgments import make_table
 from judgelab.stats import CorrectionError, corrected_difference, corrected_mean
-from judgelab.stats.corrected import estimate_method
-from judgelab.stats.ppi import Sample
+from judgelab.stats.corrected.means import estimate_method
+from judgelab.stats.corrected.ppi import Sample
 
 
 def _continuous(seed: int, n: int = 200, big_n: int = 1500, slope: float = 0.8) -> tuple[np.ndarray, ...]:

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgelab.stats.ppi import CorrectionError
+from judgelab.stats.corrected.ppi import CorrectionError
 
 __all__ = ["CascadeCalibration", "LttResult", "binomial_p_value", "cascade_decisions", "ltt_cascade", "ltt_threshold",
            "min_kept_for_rejection"]

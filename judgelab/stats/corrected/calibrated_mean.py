@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from judgelab.stats.ppi import CorrectionError, Estimate, Sample, ppi_estimate, stratum_parts
+from judgelab.stats.corrected.ppi import CorrectionError, Estimate, Sample, ppi_estimate, stratum_parts
 
 __all__ = ["MIN_LABELLED_PER_FOLD", "IsotonicMap", "calibrated_estimate", "fold_assignment"]
 

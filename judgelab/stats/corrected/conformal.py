@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.stats.corrected import corrected_inputs
-from judgelab.stats.ppi import CorrectionError
+from judgelab.stats.corrected.means import corrected_inputs
+from judgelab.stats.corrected.ppi import CorrectionError
 from judgelab.stats.tidy import result_row, tidy_frame
 
 __all__ = ["conformal_interval", "conformal_quantile", "snap_to_labels"]

@@ -26,7 +26,7 @@ import pandas as pd
 from scipy import stats
 
 from judgelab.judgments import is_scored
-from judgelab.stats.ppi import CorrectionError
+from judgelab.stats.corrected.ppi import CorrectionError
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["Scoring", "alt_test", "benjamini_yekutieli", "scoring_function"]
