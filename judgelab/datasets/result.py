@@ -57,6 +57,6 @@ class DatasetResult:
 
     def _repr_html_(self) -> str:
         """The notebook view: the data set, its source, the summary line and the table's head."""
-        from judgelab.viz.report import result_html
+        from judgelab.viz.notebook_views import result_html
 
         return result_html(f"{self.name} ({self.source.repo}@{self.source.commit[:12]})", self.table)

@@ -131,7 +131,7 @@ class RunResult:
     stats: RunStats
 
     def _repr_html_(self) -> str:  # the notebook view: summary line and the table's head
-        from judgelab.viz.report import result_html
+        from judgelab.viz.notebook_views import result_html
 
         return result_html("judge run", self.table, stats=vars(self.stats))
 

@@ -113,7 +113,7 @@ class ProbeResult:
 
     def _repr_html_(self) -> str:
         """The notebook view: the summary line, the summary (intervals and p-values in one cell), the table's head."""
-        from judgelab.viz.report import result_html
+        from judgelab.viz.notebook_views import result_html
 
         return result_html(f"{self.probe} probe", self.table, summary=self.summary)
 

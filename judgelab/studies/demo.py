@@ -32,7 +32,8 @@ from judgelab.engine.runner import RunResult, run
 from judgelab.probes import position
 from judgelab.probes.result import ProbeResult
 from judgelab.rubrics import load_rubric
-from judgelab.viz.report import REPORT_FILE, report, summary_line
+from judgelab.viz.notebook_views import summary_line
+from judgelab.viz.report import REPORT_FILE, report
 from judgelab.viz.style import format_interval, format_number, format_p_value
 
 __all__ = ["DEMO_DATA_DIR", "DEMO_ITEMS_FILE", "DEMO_MODEL", "DEMO_RUBRIC", "DEMO_RUBRIC_FILE", "DemoResult",

@@ -10,8 +10,8 @@ raw output and its parsed rows.
 Everything that comes from the data is HTML-escaped (a raw output holding ``<script>`` shows as text), and
 every text passes through the secret redaction of :mod:`judgelab.backends.redaction` before it is written.
 
-:func:`result_html` is the notebook view (``_repr_html_``) of a run, a probe and a data set: the summary
-line and the head of the table.
+The notebook view of a result (``_repr_html_``) is :mod:`judgelab.viz.notebook_views`; the report shares its
+summary line.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import pandas as pd
 from judgelab import judgments
 from judgelab.backends.redaction import redact
 from judgelab.errors import ConfigError, JudgelabError
+from judgelab.viz.notebook_views import summary_line
 from judgelab.viz.report_sections import (
     accuracy_html,
     fold_wide,
@@ -40,14 +41,11 @@ from judgelab.viz.report_sections import (
 from judgelab.viz.stats_report import result_frames, stats_document, what_report_takes
 from judgelab.viz.style import format_number, frame_html, records_html
 
-__all__ = ["MAX_BYTES", "MAX_JUDGMENTS", "REPORT_FILE", "SEARCH_NOTICE", "ReportSource", "gather", "read_run", "report", "result_html",
-           "summary_line"]
+__all__ = ["MAX_BYTES", "MAX_JUDGMENTS", "REPORT_FILE", "SEARCH_NOTICE", "ReportSource", "gather", "read_run", "report"]
 
 REPORT_FILE = "report.html"
 MAX_JUDGMENTS = 2000  # judgments listed in the searchable table; the report says when more were left out
 _TABLE_FILES = ("judgments.parquet", "judgments.jsonl")
-_HEAD_COLUMNS = ("item_id", "judge", "criterion", "side", "condition", "repeat", "status", "score", "winner",
-                 "verdict", "confidence", "unscored_reason")
 _GROUP = ["run_id", "item_id", "judge", "condition", "repeat"]  # one judgment: one item, judge, condition, repeat
 
 
@@ -204,41 +202,6 @@ def _rendered_prompts(source: ReportSource) -> dict[str, list[dict[str, str]]]:
                             "given do not reproduce their prompt_hash (a perturbed condition, other rubric "
                             "parameters or other items)")
     return found
-
-
-# ---------------------------------------------------------------- the summary line
-def summary_line(table: pd.DataFrame, stats: Mapping[str, Any] | None = None) -> str:
-    """One sentence: items, judgments (ok / unscored), judges, and for a run its calls, cache hits, cost and time."""
-    counts = judgments.status_counts(table)
-    ok = counts.get(judgments.OK, 0)
-    judges = sorted(set(table["judge"].dropna().astype(str)))
-    parts = [f"{table['item_id'].nunique():,} items", f"{len(table):,} judgment rows ({ok:,} ok, "
-             f"{len(table) - ok:,} unscored)", f"{len(judges)} judge(s): {', '.join(judges[:6])}"
-             + (" …" if len(judges) > 6 else "")]
-    conditions = sorted(set(table["condition"].dropna().astype(str)))
-    if conditions and conditions != ["original"]:
-        parts.append(f"conditions: {', '.join(conditions)}")
-    if stats:
-        parts.append(f"{stats.get('api_calls', 0):,} API calls, {stats.get('cache_hits', 0):,} cache hits, "
-                     f"{stats.get('retries', 0):,} retries")
-        cost = stats.get("cost_usd")
-        parts.append("cost unknown" if cost is None or (isinstance(cost, float) and math.isnan(cost))
-                     else f"cost ${cost:.4f}")
-        if stats.get("wall_s") is not None:
-            parts.append(f"{float(stats['wall_s']):.1f} s")
-    return "; ".join(parts)
-
-
-# ---------------------------------------------------------------- notebook views
-def result_html(title: str, table: pd.DataFrame, *, stats: Mapping[str, Any] | None = None,
-                summary: pd.DataFrame | None = None, head: int = 10) -> str:
-    """The notebook view of a result: its title and summary line, a summary frame when given, the table's head."""
-    columns = [c for c in _HEAD_COLUMNS if c in table.columns and table[c].notna().any()]
-    parts = [f"<div><b>{html.escape(title)}</b>: {html.escape(summary_line(table, stats))}</div>"]
-    if summary is not None and len(summary):
-        parts.append(frame_html(summary))
-    parts.append(frame_html(table[columns], max_rows=head))
-    return "\n".join(parts)
 
 
 # ---------------------------------------------------------------- figures

@@ -15,7 +15,8 @@ import judgelab
 from judgelab.backends.redaction import register_secret
 from judgelab.judgments import make_table
 from judgelab.rubrics import example_items, load_rubric
-from judgelab.viz.report import SEARCH_NOTICE, read_run, report, summary_line
+from judgelab.viz.notebook_views import summary_line
+from judgelab.viz.report import SEARCH_NOTICE, read_run, report
 from judgelab.viz.style import format_interval
 from tests.support.browser import CHROMIUM, LAUNCH_ARGS, browser, not_blank
 
