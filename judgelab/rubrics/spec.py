@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from judgelab.errors import JudgelabError
 
 __all__ = [
-    "CRITERION_NAME", "RUBRIC_NAME", "SEED_SCALES", "apply_criteria_params", "coerce_criteria",
+    "COMMON_PARAMS", "CRITERION_NAME", "RUBRIC_NAME", "SEED_SCALES", "apply_criteria_params", "coerce_criteria",
     "coerce_scale", "Criterion", "EdgeCase", "FewShot", "load_spec_file", "OutputSpec", "parse_spec_text",
     "LAYOUT_FIELDS", "RubricSpec", "RubricSpecError", "Scale", "SubCriterion", "Templates", "validate_spec_data",
     "VerdictSpec",
@@ -52,6 +52,8 @@ RUBRIC_NAME = r"^[A-Za-z][A-Za-z0-9_\-]*$"
 # existing rubric's fingerprint (and its cached calls)
 LAYOUT_FIELDS: tuple[str, ...] = ("justification", "anchor_order")
 CRITERION_NAME = r"^[a-z][a-z0-9_]*$"
+# load parameters every rubric accepts: each overrides the spec field of the same name
+COMMON_PARAMS = frozenset({"temperature", "language", "max_tokens"})
 
 
 class RubricSpecError(JudgelabError, ValueError):

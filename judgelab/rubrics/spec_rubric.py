@@ -12,7 +12,8 @@ import jinja2
 
 from judgelab.rubrics import parsing, prompting, sandbox
 from judgelab.rubrics.base import JudgeRequest, Mode, ParsedRow, ParseFailure, RowKey
-from judgelab.rubrics.spec import LAYOUT_FIELDS, Criterion, RubricSpec, RubricSpecError
+from judgelab.rubrics.spec import COMMON_PARAMS, LAYOUT_FIELDS, Criterion, RubricSpec, RubricSpecError
+from judgelab.rubrics.variants import derive_variant
 
 __all__ = [
     "BUILTIN_DIR", "COMMON_PARAMS", "LANGUAGE_NAMES", "VERDICT_RULES_VERSION", "is_missing", "item_text",
@@ -22,7 +23,6 @@ __all__ = [
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 # Version of the library-computed verdict rules (one per kind module); part of every fingerprint.
 VERDICT_RULES_VERSION = "1"
-COMMON_PARAMS = frozenset({"temperature", "language", "max_tokens"})
 
 LANGUAGE_NAMES = {"en": "English", "it": "Italian", "fr": "French", "de": "German", "es": "Spanish", "pt": "Portuguese"}
 
@@ -92,9 +92,7 @@ class SpecRubric:
         "anchors": {...}}}``, ``anchor_order="ascending" | "descending"``, ``options={...}``, and any
         parameter ``load_rubric`` accepts for this rubric. See :mod:`judgelab.rubrics.variants`.
         """
-        from judgelab.rubrics import variants  # at call time: variants imports this module
-
-        return variants.derive_variant(self, name, changes)
+        return derive_variant(self, name, changes)
 
     # ------------------------------------------------------------------ hooks for subclasses
     def apply_params(self, spec: RubricSpec, params: Mapping[str, Any]) -> RubricSpec:

@@ -39,9 +39,11 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from judgelab.rubrics.spec import (
+    COMMON_PARAMS,
     RUBRIC_NAME,
     Criterion,
     RubricSpec,
@@ -51,10 +53,9 @@ from judgelab.rubrics.spec import (
     coerce_scale,
     validate_spec_data,
 )
-from judgelab.rubrics.spec_rubric import COMMON_PARAMS, SpecRubric
 
 __all__ = [
-    "CRITERION_FIELDS", "REASON_KEYS", "VARIANT_KEYWORDS", "VERDICT_KEYS", "derive_variant",
+    "CRITERION_FIELDS", "DerivableRubric", "REASON_KEYS", "VARIANT_KEYWORDS", "VERDICT_KEYS", "derive_variant",
     "exact_level_map", "order_schema", "rescale_schema", "variant_name",
 ]
 
@@ -81,7 +82,37 @@ VERDICT_KEYS: tuple[str, ...] = ("score", "scores", "winner", "verdict", "confid
 _CHOICES = {"justification": ("before", "after"), "anchor_order": ("ascending", "descending")}
 
 
-def derive_variant(rubric: SpecRubric, name: str | None, changes: Mapping[str, Any]) -> SpecRubric:
+class DerivableRubric(Protocol):
+    """What a variant needs from the rubric it derives from; every :class:`~judgelab.rubrics.spec_rubric.SpecRubric`
+    is one. Declared here rather than imported, so the rubric class calls this module (``rubric.variant()``)
+    without this module importing the class: the dependency runs one way."""
+
+    kind: ClassVar[str]
+    extra_params: ClassVar[frozenset[str]]
+    variant_keywords: ClassVar[frozenset[str]]
+    name: str
+    spec: RubricSpec
+    source_spec: RubricSpec  # as read from the file, before parameters: what a variant is rebuilt from
+    base_dir: Path
+    params: dict[str, Any]
+    variant_of: str | None
+    variant_spec: dict[str, Any]
+
+    def __init__(self, spec: RubricSpec, base_dir: Path, **params: Any) -> None: ...
+
+    def bind(self, spec: RubricSpec) -> None: ...
+
+    def fingerprint(self) -> str: ...
+
+    def template_text(self) -> str: ...
+
+    def rescale_options(self, options: dict[str, Any], levels: Mapping[int, int]) -> dict[str, Any]: ...
+
+
+R = TypeVar("R", bound=DerivableRubric)
+
+
+def derive_variant(rubric: R, name: str | None, changes: Mapping[str, Any]) -> R:
     """The variant of ``rubric`` with ``changes`` (what :meth:`SpecRubric.variant` returns)."""
     cls = type(rubric)
     load_params = set(cls.extra_params) | COMMON_PARAMS
@@ -169,7 +200,7 @@ def variant_name(root: str, changes: Mapping[str, Any]) -> str:
     return re.sub(r"[^A-Za-z0-9_\-]", "_", "-".join([root, *parts]))
 
 
-def _check_templates_read(rubric: SpecRubric, changes: Mapping[str, Any],
+def _check_templates_read(rubric: DerivableRubric, changes: Mapping[str, Any],
                           crit_changes: Mapping[str, Mapping[str, Any]], where: str) -> None:
     text = rubric.template_text()
     for key, token in _TEMPLATE_NAMES.items():
@@ -187,7 +218,7 @@ def _check_templates_read(rubric: SpecRubric, changes: Mapping[str, Any],
                                       "change would change nothing")
 
 
-def apply_changes(rubric: SpecRubric, spec: RubricSpec, changes: Mapping[str, Any], where: str) -> RubricSpec:
+def apply_changes(rubric: DerivableRubric, spec: RubricSpec, changes: Mapping[str, Any], where: str) -> RubricSpec:
     """``spec`` with the prompt changes applied (scale first, so that anchors given in the same call win)."""
     for key, allowed in _CHOICES.items():
         if key in changes and changes[key] not in allowed:
@@ -274,7 +305,7 @@ def exact_level_map(old: tuple[int, int], new: tuple[int, int]) -> dict[int, int
     return out
 
 
-def _rescale(rubric: SpecRubric, spec: RubricSpec, value: Any, crit_changes: Mapping[str, Mapping[str, Any]],
+def _rescale(rubric: DerivableRubric, spec: RubricSpec, value: Any, crit_changes: Mapping[str, Mapping[str, Any]],
              where: str) -> tuple[list[Criterion], Scale, dict[str, Any], dict[str, Any] | None]:
     if spec.scale is None:
         raise RubricSpecError(f"{where}: rubric {spec.name!r} has no score scale to change")

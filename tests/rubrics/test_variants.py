@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from judgelab.errors import ConfigError
-from judgelab.rubrics import RubricSpecError, describe_rubric, diff_rubrics, load_rubric
+from judgelab.rubrics import RubricSpecError, describe_rubric, diff_rubrics, list_rubrics, load_rubric
 from judgelab.rubrics.variants import exact_level_map, order_schema
 from tests.rubrics.rubric_helpers import EXAMPLES, examples
 
@@ -362,3 +362,22 @@ def test_long_variant_names_keep_the_response_schema_name_within_64_characters()
     name = long.requests(EDITORIAL_ITEM)[0].response_format["json_schema"]["name"]
     assert len(long.name) > 64 and len(name) == 64 and re.fullmatch(r"[A-Za-z0-9_]+", name)
     assert load_rubric("direct_score").schema_name() == "direct_score_output"  # short names unchanged
+
+
+@pytest.mark.parametrize("name", list_rubrics())
+def test_every_built_in_rubric_is_what_a_variant_derives_from(name):
+    """variants.py declares what it needs from a rubric (DerivableRubric) instead of importing SpecRubric, so the
+    two modules import one way only; a member the protocol declares and a rubric lacks would fail only when a
+    variant is made. Invariant: every built-in rubric has every member, with the protocol's parameters."""
+    import inspect
+
+    from judgelab.rubrics.variants import DerivableRubric
+
+    rubric = load_rubric(name)
+    declared = {n: f for n, f in vars(DerivableRubric).items()
+                if inspect.isfunction(f) and (n == "__init__" or not n.startswith("__"))}
+    for member in [*DerivableRubric.__annotations__, *declared]:
+        assert hasattr(rubric, member), f"{name}: no {member}"
+    for member, protocol_function in declared.items():
+        wanted = list(inspect.signature(protocol_function).parameters)
+        assert list(inspect.signature(getattr(type(rubric), member)).parameters) == wanted, (name, member)
