@@ -18,10 +18,11 @@ from typing import Any
 
 from judgelab.errors import JudgelabError
 
-__all__ = ["DEFAULT_OUTPUT_TOKENS", "PRICE_MAP_ENV", "UnknownPriceError", "batch_price", "cost_from_tokens",
+__all__ = ["DEFAULT_OUTPUT_TOKENS", "MAX_TOKEN_COUNT", "PRICE_MAP_ENV", "UnknownPriceError", "batch_price", "cost_from_tokens",
            "estimate_call_cost", "known_zero_price", "offline_litellm", "register_free_models", "response_cost"]
 
 DEFAULT_OUTPUT_TOKENS = 512
+MAX_TOKEN_COUNT = 10**12  # no provider bills more tokens for one call; larger counts are not counts
 PRICE_MAP_ENV = "LITELLM_LOCAL_MODEL_COST_MAP"
 _IMPORT_LOCK = threading.Lock()
 
@@ -116,8 +117,6 @@ def response_cost(response: Any) -> float:
 def cost_from_tokens(model: str, usage: Any) -> float:
     """The price of a reply litellm could not read, from its raw ``usage`` block: NaN unless both token counts
     are true counts and litellm prices ``model`` (a zero price only for models registered as free)."""
-    from judgelab.backends.reply import MAX_TOKEN_COUNT
-
     if not isinstance(usage, dict):
         return math.nan
     counts = [usage.get("prompt_tokens"), usage.get("completion_tokens")]

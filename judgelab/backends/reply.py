@@ -19,10 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+# the bound on a token count is pricing's (a reply's cost is priced there); pricing imports nothing from here
+from judgelab.backends.pricing import MAX_TOKEN_COUNT
+
 __all__ = ["MAX_TOKEN_COUNT", "ModelReply", "body_is_completion", "decode_body", "reasoning_token_count",
            "reply_from_body", "reply_from_dict", "reply_from_response"]
-
-MAX_TOKEN_COUNT = 10**12  # no provider bills more tokens for one call; larger counts are not counts
 
 
 @dataclass
