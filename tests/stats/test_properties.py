@@ -305,7 +305,7 @@ def test_every_public_statistic_is_covered_or_said_why_not() -> None:
         "n_for_correlation", "n_for_correlation_difference", "n_for_flip_rate", "n_for_kappa", "ltt_cascade",
         "ltt_threshold", "is_judgments_table", "pair_conditions", "pair_judges", "length_controlled_win_rate",
         "length_score_correlation",
-        # judge-corrected family: their own input layer (stats.corrected.corrected_inputs), covered by
+        # judge-corrected family: their own input layer (stats.corrected.means.corrected_inputs), covered by
         # test_corrected_family_refuses_undetermined_tables below
         "corrected_mean", "corrected_difference", "conformal_interval", "label_budget", "projected_width",
         "alt_test", "compare_rubrics",
