@@ -33,7 +33,7 @@ takes integers, it is a ParseFailure naming the value -- never a clamp, never a 
 **Pairwise winners** (:func:`read_winner`): ``[[A]]``/``[[B]]``/``[[C]]`` (MT-Bench; C is a tie),
 ``[[A>>B]]``/``[[A>B]]``/``[[A=B]]`` (Arena-Hard), then phrases ("Output (a) is better",
 "Assistant B is better", "Winner: A", "I prefer Response B"), then a reply that starts with the
-label ("Output (b)", "A", "(a)"). The last verdict of the strongest tier wins; a negated or
+label ("Output (b)", "A", "(a)", "Tie", or a bare "1"/"2" alone on its first line). The last verdict of the strongest tier wins; a negated or
 hypothetical phrase ("neither Output (a) nor Output (b) is better") does not count. A JSON ``winner``
 field counts as a verdict token.
 
@@ -395,6 +395,10 @@ _WINNER_PHRASES = (
 )
 _WINNER_TIE = re.compile(r"\b(?:winner|verdict|choice)\s*(?:is|:|=|-)\s*(?:a\s+)?(?P<t>tie|draw)\b")
 _LEADING = re.compile(rf"^\s*(?:{_LABEL}|\(?(?P<l3>[ab])\)?)(?=\s*(?:[.:,!)\n]|$|is\b))")
+# three-class judges that answer on the first line: "Tie" / "Tie." / "tie\n\nReason: ...", or a bare "1" / "2"
+# alone on its line ("1\n\nReason: ..."; never "1." or "1)", which open numbered lists)
+_LEADING_TIE = re.compile(r"^\s*(?:it\s+is\s+a\s+|it's\s+a\s+|a\s+)?(?:tie|draw)(?=[ \t]*(?:[.:!\n]|$))")
+_LEADING_DIGIT = re.compile(r"^\s*(?P<l4>[12])(?=[ \t]*(?:\n|$))")
 
 
 def _side(m: re.Match[str]) -> str:
@@ -453,9 +457,11 @@ def winner_candidates(raw: str) -> list[WinnerCandidate]:
                 add(m.start(), m.end(), _side(m), 2, "winner phrase", m.group(0))
     for m in _WINNER_TIE.finditer(lowered):
         add(m.start(), m.end(), "TIE", 2, "winner phrase", m.group(0))
-    m = _LEADING.match(lowered)
+    m = _LEADING.match(lowered) or _LEADING_DIGIT.match(lowered)
     if m:
         add(m.start(), m.end(), _side(m), 3, "leading label", m.group(0))
+    elif m := _LEADING_TIE.match(lowered):
+        add(m.start(), m.end(), "TIE", 3, "leading label", m.group(0))
     for obj in objects:
         for key, value in obj.value.items():
             side = _JSON_WINNERS.get(value.strip().lower()) if isinstance(value, str) else None
