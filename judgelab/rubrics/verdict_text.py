@@ -13,7 +13,8 @@ found nothing:
    ``it scores a 2.``, ``<label>: 4`` for the labels a caller names (e.g. the criterion).
 2. bare marks: ``4/5``, ``4 out of 5``, ``★★★☆☆``, ``4 stars``, idioms ("is a 4 because ...", "a perfect 5
    in terms of ...", "irrelevant (1)." when it is the only parenthesized number); the last one wins.
-3. a final standalone number: ``... the summary misstates the scorer. 2.``
+3. a standalone number closing the reply (``... the summary misstates the scorer. 2.``) or alone on its
+   first line before a rationale (``2\n\nThe reply stays on topic.``).
 
 A verdict token -- a JSON ``score`` field (also ``rating``, ``grade``, ``final_score`` and the caller's
 labels), ``[[N]]``, ``[RESULT] N`` -- decides over phrases when the reply has one. Otherwise, when a
@@ -148,6 +149,10 @@ _PARENTHESIZED = re.compile(rf"(?<=[a-z])[ \t]*\([ \t]*{_NUM}{_DEN}[ \t]*\)")  #
 # after a sentence end or on its own line; never after a colon ("Downgrade: 2" is a label, not a score)
 _FINAL_NUMBER = re.compile(
     r"(?:^|[.!?]\s+|\n\s*)\(?(?P<num>-?\d+(?:\.\d+)?)\)?(?:\s*/\s*(?P<den>\d+))?\s*[.!]?\s*$"
+)
+# a number alone on the answer's first line, a rationale after it (" 2\n\nThe reply is ..."): G-Eval's samples
+_LEADING_NUMBER = re.compile(
+    r"^\s*\(?(?P<num>-?\d+(?:\.\d+)?)\)?(?:[ \t]*/[ \t]*(?P<den>\d+))?[ \t]*[.!]?(?=[ \t]*\n\s*\S)"
 )
 # a phrase right after one of these (up to four plain words between) is hypothetical or comparative
 _HYPOTHETICAL = re.compile(
@@ -284,6 +289,9 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
     m = _FINAL_NUMBER.search(lowered.rstrip())
     if m:
         add(m, 3, "final number")
+    m = _LEADING_NUMBER.match(lowered)
+    if m:
+        add(m, 3, "leading number")
     kept = [c for c in found if not any(s <= c.start and c.end <= e for s, e in set_aside)]
     items = [m.start() for m in _LIST_ITEM.finditer(lowered)]
     kept = [replace(c, in_list=_in_list_item(lowered, c.start, items)) for c in kept]
