@@ -76,7 +76,14 @@ def read_frame(path: str | os.PathLike[str], *, missing_values: Sequence[str] = 
     a malformed quote or a repeated header name is one :class:`FrameImportError` naming the line: no
     column is ever taken as an index or shifted. In JSON files, the numbers of ``text_columns`` keep the
     text they were written with (``2.5`` -> "2.5", large integers exact; :mod:`judgelab.datasets.text_tables`).
-    The index is the 1-based data row (the header not counted).
+    A ``.txt`` file whose first line opens a JSON object is read as JSON lines (LLM_summeval's judge outputs),
+    any other ``.txt`` as CSV. The index is the 1-based data row (the header not counted).
+
+    A release split over files is one pattern: ``{field}`` placeholders (and ``*`` / ``?``) in the path match
+    every file, read one after another in sorted order, and each field becomes a text column holding what it
+    matched (:mod:`judgelab.datasets.frame_files`)::
+
+        read_frame("LLM_summeval/eval_model_generations/{judge}/eval_{system}_generations/{criterion}_rts.txt")
     """
     return _read_source(path, missing_values, text_columns)[0]
 
@@ -182,6 +189,12 @@ def from_frame(
 
         from_frame(df, item_id="q", judges=["GPT-4", "Mistral-7B"], gold="HumanJudgement", kind="label")
 
+    **A release split over files** -- a path with ``{field}`` placeholders (and ``*``) reads every file it
+    matches, each field a text column (:mod:`judgelab.datasets.frame_files`)::
+
+        from_frame("evaluators/{judge}/{strategy}/votes.jsonl", item_id="id", judge="judge", winner="winner",
+                   keep=["strategy"])
+
     The conventions of the table (``help(judgelab.judgments)`` documents every column):
 
     - **what a judge said** goes to ``score`` (kind "score", a float), ``verdict`` (kind "label", the
@@ -195,6 +208,14 @@ def from_frame(
       ``winner_in="original"`` it is taken as it is. Source values are mapped to A/B/TIE by
       ``winner_values=`` or, by default, by :data:`DEFAULT_WINNER_VALUES` (case-insensitive: A/B/TIE,
       1/2, model_a/model_b/tie, "tie (bothbad)", A>B/B>A/A=B, A>>B/B>>A);
+    - **votes that name their two candidates** (MT-Bench, Chatbot Arena: ``model_a``, ``model_b`` in the
+      order shown, the same pair in either order across votes): ``candidates=("model_a", "model_b")``
+      makes the item the id plus the pair in sorted order, "A" the alphabetically first candidate, and
+      flips the winner of a vote that lists the pair the other way round; a winner may also be written as
+      a candidate's name. The sorted names go to the columns ``candidate_a`` / ``candidate_b``, the row's
+      order to ``detail.shown`` (it orients votes by name, so it takes no ``condition=``);
+    - **an item named by several columns**: ``item_id=["doc_id", "system"]`` joins their text with ":"
+      ("dm-test-8764:M8"); two combinations that would join alike are refused;
     - **gold labels become rows of judge "gold"** (``gold_judge=`` to name it otherwise, e.g. "human"):
       ``gold=`` names a column holding each item's reference value, in the same kind as the judges'
       values (pairwise gold always in the original labels). It is read once per item and criterion,
@@ -202,6 +223,9 @@ def from_frame(
     - ``criterion=``, ``condition=`` and ``repeat=`` name optional columns that fill those table
       columns (defaults: "overall", "original", NA); ``cluster=`` and ``keep=`` name columns carried
       into the table under their own names (pass ``cluster="<name>"`` to a statistic to resample them);
+    - **a cell holding a list of answers** (G-Eval's ``all_responses``: n sampled answers per response)
+      becomes one row per answer, ``repeat`` 0, 1, ... (an empty list: one missing row; with ``repeat=``
+      as well it is refused);
     - **a missing cell is never dropped**: it becomes an unscored row, status "missing", reason
       "missing in source (...)". Which strings count as missing is ``missing_values=``
       (:data:`DEFAULT_MISSING`; real NaN/None always do);
@@ -225,7 +249,8 @@ def from_frame(
       "swapped" (values like "0"/"1" or "AB"/"BA" are mapped with ``condition_values=``; without it the
       import refuses, naming the values it saw -- it never guesses which order is which).
 
-    **Mean of n sampled answers (G-Eval)** is two steps: import every sample as a repeat, then average::
+    **Mean of n sampled answers (G-Eval)** is two steps: import every sample as a repeat (a ``repeat=``
+    column, or a cell holding the list of answers), then average::
 
         t = from_frame(df, item_id="response_id", judge="judge", score="answer", criterion="criterion",
                        repeat="sample", parse="score", scale=(1, 3))
@@ -242,7 +267,9 @@ def from_frame(
     header is refused naming its line.
 
     Options: ``labels=`` declares the allowed labels (kind "label") and ``scale=(low, high)`` the
-    allowed score range (kind "score"); without them any label / any finite number is accepted.
+    allowed score range (kind "score"; ``scale={"coherence": (1, 3), "groundedness": (0, 1)}`` gives each
+    criterion its own, and every criterion of the import needs one); without them any label / any finite
+    number is accepted.
     ``run_id`` defaults to "from_frame:<file name>" (or "from_frame"), ``rubric`` to "imported".
     Errors (an unknown or empty column, an empty frame, labels that could never match, a judge column
     with no value at all, two verdicts for one key, unnamed orders, an unreadable file) raise
