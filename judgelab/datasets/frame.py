@@ -27,6 +27,8 @@ from judgelab.datasets.frame_checks import (
     is_missing,
     shown_value,
 )
+from judgelab.datasets.frame_files import is_pattern, read_pattern
+from judgelab.datasets.frame_shapes import CANDIDATE_COLUMNS, Candidates, Scales, is_list_cell, item_ids
 from judgelab.datasets.frame_text import (
     FrameImportError,
     ParseRule,
@@ -34,7 +36,7 @@ from judgelab.datasets.frame_text import (
     count_unscored_as,
     text_reader,
 )
-from judgelab.datasets.text_tables import id_text, read_delimited, read_json_records
+from judgelab.datasets.text_tables import read_delimited, read_json_records
 from judgelab.judgments import MISSING, OK, PARSE_ERROR, make_table, validate
 
 __all__ = ["DEFAULT_MISSING", "DEFAULT_WINNER_VALUES", "FrameImportError", "Kind", "example_path", "from_frame",
@@ -74,17 +76,46 @@ def read_frame(path: str | os.PathLike[str], *, missing_values: Sequence[str] = 
     a malformed quote or a repeated header name is one :class:`FrameImportError` naming the line: no
     column is ever taken as an index or shifted. In JSON files, the numbers of ``text_columns`` keep the
     text they were written with (``2.5`` -> "2.5", large integers exact; :mod:`judgelab.datasets.text_tables`).
-    The index is the 1-based data row (the header not counted).
+    A ``.txt`` file whose first line opens a JSON object is read as JSON lines (LLM_summeval's judge outputs),
+    any other ``.txt`` as CSV. The index is the 1-based data row (the header not counted).
+
+    A release split over files is one pattern: ``{field}`` placeholders (and ``*`` / ``?``) in the path match
+    every file, read one after another in sorted order, and each field becomes a text column holding what it
+    matched (:mod:`judgelab.datasets.frame_files`)::
+
+        read_frame("LLM_summeval/eval_model_generations/{judge}/eval_{system}_generations/{criterion}_rts.txt")
     """
-    return _read_source(Path(path), missing_values, text_columns)[0]
+    return _read_source(path, missing_values, text_columns)[0]
 
 
-def _read_source(path: Path, missing_values: Sequence[str],
+def _read_source(path: str | os.PathLike[str], missing_values: Sequence[str],
                  text_columns: Sequence[str]) -> tuple[pd.DataFrame, list[str] | None]:
-    """The frame of a file and, per row, where it is in the file ("line 7"; None for Parquet)."""
+    """The frame of a file (or of every file a ``{field}`` pattern matches) and, per row, where it is
+    ("line 7"; None for Parquet)."""
+    if not Path(path).is_file() and is_pattern(str(path)):
+        frame, places = read_pattern(str(path), lambda one: _read_file(one, missing_values, text_columns))
+        frame.index = pd.RangeIndex(1, len(frame) + 1)
+        return frame, places
+    return _read_file(Path(path), missing_values, text_columns)
+
+
+def _json_lines(path: Path) -> bool:
+    """A .txt file whose first non-blank character opens a JSON object holds JSON lines (LLM_summeval's
+    judge outputs); any other .txt is read as CSV."""
+    with open(path, encoding="utf-8-sig", errors="replace") as fh:
+        for line in fh:
+            if line.strip():
+                return line.lstrip().startswith("{")
+    return False
+
+
+def _read_file(path: Path, missing_values: Sequence[str],
+               text_columns: Sequence[str]) -> tuple[pd.DataFrame, list[str] | None]:
     if not path.is_file():
         raise FrameImportError(f"no file at {path}")
     suffix = path.suffix.lower()
+    if suffix == ".txt" and _json_lines(path):
+        suffix = ".jsonl"
     where: list[str] | None = None
     try:
         if suffix in (".csv", ".tsv", ".tab", ".txt"):
@@ -115,7 +146,7 @@ def _read_source(path: Path, missing_values: Sequence[str],
 def from_frame(
     frame: pd.DataFrame | str | os.PathLike[str],
     *,
-    item_id: str,
+    item_id: str | Sequence[str],
     judge: str | None = None,
     score: str | None = None,
     label: str | None = None,
@@ -128,11 +159,12 @@ def from_frame(
     repeat: str | None = None,
     cluster: str | None = None,
     keep: Sequence[str] = (),
+    candidates: tuple[str, str] | None = None,
     winner_in: Literal["shown", "original"] = "shown",
     winner_values: Mapping[Any, str] | None = None,
     condition_values: Mapping[Any, str] | None = None,
     labels: Sequence[Any] | None = None,
-    scale: tuple[float, float] | None = None,
+    scale: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
     parse: ParseRule | None = None,
     unscored_as: Any = None,
     on_bad: Literal["raise", "unscored"] = "raise",
@@ -157,6 +189,12 @@ def from_frame(
 
         from_frame(df, item_id="q", judges=["GPT-4", "Mistral-7B"], gold="HumanJudgement", kind="label")
 
+    **A release split over files** -- a path with ``{field}`` placeholders (and ``*``) reads every file it
+    matches, each field a text column (:mod:`judgelab.datasets.frame_files`)::
+
+        from_frame("evaluators/{judge}/{strategy}/votes.jsonl", item_id="id", judge="judge", winner="winner",
+                   keep=["strategy"])
+
     The conventions of the table (``help(judgelab.judgments)`` documents every column):
 
     - **what a judge said** goes to ``score`` (kind "score", a float), ``verdict`` (kind "label", the
@@ -170,6 +208,14 @@ def from_frame(
       ``winner_in="original"`` it is taken as it is. Source values are mapped to A/B/TIE by
       ``winner_values=`` or, by default, by :data:`DEFAULT_WINNER_VALUES` (case-insensitive: A/B/TIE,
       1/2, model_a/model_b/tie, "tie (bothbad)", A>B/B>A/A=B, A>>B/B>>A);
+    - **votes that name their two candidates** (MT-Bench, Chatbot Arena: ``model_a``, ``model_b`` in the
+      order shown, the same pair in either order across votes): ``candidates=("model_a", "model_b")``
+      makes the item the id plus the pair in sorted order, "A" the alphabetically first candidate, and
+      flips the winner of a vote that lists the pair the other way round; a winner may also be written as
+      a candidate's name. The sorted names go to the columns ``candidate_a`` / ``candidate_b``, the row's
+      order to ``detail.shown`` (it orients votes by name, so it takes no ``condition=``);
+    - **an item named by several columns**: ``item_id=["doc_id", "system"]`` joins their text with ":"
+      ("dm-test-8764:M8"); two combinations that would join alike are refused;
     - **gold labels become rows of judge "gold"** (``gold_judge=`` to name it otherwise, e.g. "human"):
       ``gold=`` names a column holding each item's reference value, in the same kind as the judges'
       values (pairwise gold always in the original labels). It is read once per item and criterion,
@@ -177,6 +223,9 @@ def from_frame(
     - ``criterion=``, ``condition=`` and ``repeat=`` name optional columns that fill those table
       columns (defaults: "overall", "original", NA); ``cluster=`` and ``keep=`` name columns carried
       into the table under their own names (pass ``cluster="<name>"`` to a statistic to resample them);
+    - **a cell holding a list of answers** (G-Eval's ``all_responses``: n sampled answers per response)
+      becomes one row per answer, ``repeat`` 0, 1, ... (an empty list: one missing row; with ``repeat=``
+      as well it is refused);
     - **a missing cell is never dropped**: it becomes an unscored row, status "missing", reason
       "missing in source (...)". Which strings count as missing is ``missing_values=``
       (:data:`DEFAULT_MISSING`; real NaN/None always do);
@@ -200,7 +249,8 @@ def from_frame(
       "swapped" (values like "0"/"1" or "AB"/"BA" are mapped with ``condition_values=``; without it the
       import refuses, naming the values it saw -- it never guesses which order is which).
 
-    **Mean of n sampled answers (G-Eval)** is two steps: import every sample as a repeat, then average::
+    **Mean of n sampled answers (G-Eval)** is two steps: import every sample as a repeat (a ``repeat=``
+    column, or a cell holding the list of answers), then average::
 
         t = from_frame(df, item_id="response_id", judge="judge", score="answer", criterion="criterion",
                        repeat="sample", parse="score", scale=(1, 3))
@@ -217,7 +267,9 @@ def from_frame(
     header is refused naming its line.
 
     Options: ``labels=`` declares the allowed labels (kind "label") and ``scale=(low, high)`` the
-    allowed score range (kind "score"); without them any label / any finite number is accepted.
+    allowed score range (kind "score"; ``scale={"coherence": (1, 3), "groundedness": (0, 1)}`` gives each
+    criterion its own, and every criterion of the import needs one); without them any label / any finite
+    number is accepted.
     ``run_id`` defaults to "from_frame:<file name>" (or "from_frame"), ``rubric`` to "imported".
     Errors (an unknown or empty column, an empty frame, labels that could never match, a judge column
     with no value at all, two verdicts for one key, unnamed orders, an unreadable file) raise
@@ -225,9 +277,13 @@ def from_frame(
     """
     source_name = Path(frame).name if isinstance(frame, str | os.PathLike) else None
     lines: list[str] | None = None
+    id_columns = [item_id] if isinstance(item_id, str) else list(item_id)
+    if not id_columns:
+        raise FrameImportError("item_id= names no column; give the column (or columns) that name each item")
     if isinstance(frame, str | os.PathLike):
-        text_columns = [c for c in (item_id, judge, criterion, condition, cluster) if c is not None]
-        frame, lines = _read_source(Path(frame), missing_values, text_columns)
+        text_columns = [c for c in (*id_columns, judge, criterion, condition, cluster, *(candidates or ()))
+                        if c is not None]
+        frame, lines = _read_source(frame, missing_values, text_columns)
     elif not isinstance(frame, pd.DataFrame):
         raise FrameImportError(f"from_frame reads a pandas DataFrame or a file path, not {type(frame).__name__}")
     where = Where(frame, from_file=source_name is not None, lines=lines)
@@ -238,25 +294,34 @@ def from_frame(
         raise FrameImportError(f"on_bad must be 'raise' or 'unscored', not {on_bad!r}")
     if frame.empty:
         raise FrameImportError("the frame has no rows: nothing to import")
-    named = [("item_id", item_id), ("judge", judge), ("score", score), ("label", label), ("winner", winner),
+    if candidates is not None and (isinstance(candidates, str) or len(candidates) != 2):
+        raise FrameImportError(f"candidates= names the TWO columns holding the candidates shown first and second "
+                               f"(e.g. candidates=('model_a', 'model_b')), not {candidates!r}")
+    named = [*(("item_id", c) for c in id_columns), ("judge", judge), ("score", score), ("label", label), ("winner", winner),
              ("gold", gold), ("criterion", criterion), ("condition", condition), ("repeat", repeat),
-             ("cluster", cluster), *(("keep", c) for c in keep), *(("judges", c) for c in (judges or ()))]
+             ("cluster", cluster), *(("keep", c) for c in keep), *(("judges", c) for c in (judges or ())),
+             *(("candidates", c) for c in (candidates or ()))]
     check_columns(frame, [(role, col) for role, col in named if col is not None])
+    pairs = _candidates(frame, candidates, kind, condition, winner_in, keep, cluster, where, missing_values)
     reserved = [c for c in (cluster, *keep) if c is not None and c in _TABLE_NAMES]
     if reserved:
         raise FrameImportError(f"columns {reserved} would overwrite judgments-table columns; pass them as "
                                "item_id=/criterion=/condition=/repeat= or rename them first")
     mapper = _ValueMapper(kind, labels=labels, scale=scale, winner_values=winner_values,
-                          missing_values=missing_values, on_bad=on_bad, where=where)
+                          missing_values=missing_values, on_bad=on_bad, where=where, candidates=pairs)
     if parse == "winner" and winner_values is not None:
         raise FrameImportError("parse='winner' reads A/B/TIE from the answer text itself; winner_values= maps "
                                "values of a winner column: pass one or the other")
-    reader = text_reader(parse, kind, scale=mapper.scale, labels=mapper.labels)
-    base = _base_columns(frame, item_id, criterion, condition, repeat, condition_values, where)
+    reader = text_reader(parse, kind, scale=mapper.scales.of if mapper.scales else None, labels=mapper.labels)
+    base = _base_columns(frame, id_columns, criterion, condition, repeat, condition_values, where, pairs)
+    mapper.scales.check(list(set(base["criterion"])))
     if kind == "pairwise" and condition is not None and condition_values is None:
         check_orders_named(base["condition"], condition)
     run = run_id or (f"from_frame:{source_name}" if source_name else "from_frame")
     carried = [c for c in (cluster, *keep) if c is not None]
+    if pairs is not None:  # who "A" and "B" are, in the table's (sorted) order
+        frame = frame.assign(**{name: [p[k] for p in pairs.sorted] for k, name in enumerate(CANDIDATE_COLUMNS)})
+        carried += list(CANDIDATE_COLUMNS)
     if kind == "label" and reader is None:
         check_label_types(frame, [*value_columns, *([gold] if gold else [])], missing_values)
     rows: list[dict[str, Any]] = []
@@ -336,13 +401,33 @@ def _required_text(column: pd.Series, name: str, role: str, where: Where, missin
     return column.map(cell_text)
 
 
-def _base_columns(frame: pd.DataFrame, item_id: str, criterion: str | None, condition: str | None,
-                  repeat: str | None, condition_values: Mapping[Any, str] | None, where: Where) -> pd.DataFrame:
+def _candidates(frame: pd.DataFrame, candidates: Sequence[str] | None, kind: str, condition: str | None,
+                winner_in: str, keep: Sequence[str], cluster: str | None, where: Where,
+                missing_values: Sequence[str]) -> Candidates | None:
+    """``candidates=``: the pair of each vote, oriented by the candidates' names (frame_shapes)."""
+    if candidates is None:
+        return None
+    if kind != "pairwise":
+        raise FrameImportError(f"candidates= names the two candidates of pairwise votes; this import is kind {kind!r}")
+    if condition is not None or winner_in != "shown":
+        raise FrameImportError("candidates= orients every vote by the candidates' names (A = the first in sorted "
+                               "order), so condition=/winner_in='original' would flip winners twice; pass one or "
+                               "the other")
+    taken = [c for c in (cluster, *keep, *frame.columns) if c in CANDIDATE_COLUMNS]
+    if taken:
+        raise FrameImportError(f"candidates= writes the columns {list(CANDIDATE_COLUMNS)}, but the frame already has "
+                               f"{taken[0]!r}; rename it first")
+    return Candidates(frame, candidates, where, lambda v: is_missing(v, missing_values), cell_text)
+
+
+def _base_columns(frame: pd.DataFrame, item_id: Sequence[str], criterion: str | None, condition: str | None,
+                  repeat: str | None, condition_values: Mapping[Any, str] | None, where: Where,
+                  pairs: Candidates | None) -> pd.DataFrame:
     """item_id, criterion, condition and repeat per source row (defaults where no column is named)."""
     base = pd.DataFrame(index=frame.index)
-    _required_text(frame[item_id], item_id, "item_id", where, ())  # names the empty cells
-    base["item_id"] = [id_text(v, where=f"column {item_id!r} (item_id) in {where(i)}", error=FrameImportError)
-                       for i, v in enumerate(frame[item_id])]
+    for col in item_id:
+        _required_text(frame[col], col, "item_id", where, ())  # names the empty cells
+    base["item_id"] = item_ids(frame, item_id, where, pairs.sorted if pairs is not None else None)
     base["criterion"] = _required_text(frame[criterion], criterion, "criterion", where, ()) if criterion else "overall"
     if condition:
         values = _required_text(frame[condition], condition, "condition", where, ())
@@ -373,10 +458,12 @@ def _base_columns(frame: pd.DataFrame, item_id: str, criterion: str | None, cond
 class _ValueMapper:
     """Maps one source cell of a kind to (table column value, None) or (None, reason it cannot be read)."""
 
-    def __init__(self, kind: str, *, labels: Sequence[Any] | None, scale: tuple[float, float] | None,
+    def __init__(self, kind: str, *, labels: Sequence[Any] | None,
+                 scale: tuple[float, float] | Mapping[str, tuple[float, float]] | None,
                  winner_values: Mapping[Any, str] | None, missing_values: Sequence[str], on_bad: str,
-                 where: Where) -> None:
+                 where: Where, candidates: Candidates | None = None) -> None:
         self.kind, self.missing_values, self.on_bad, self.where = kind, missing_values, on_bad, where
+        self.candidates = candidates
         if labels is not None and kind != "label":
             raise FrameImportError(f"labels= declares the labels of kind 'label'; this import is kind {kind!r}")
         if scale is not None and kind != "score":
@@ -384,13 +471,7 @@ class _ValueMapper:
         if winner_values is not None and kind != "pairwise":
             raise FrameImportError(f"winner_values= maps pairwise winners; this import is kind {kind!r}")
         self.labels = None if labels is None else [cell_text(v) for v in labels]
-        if scale is not None:
-            low, high = (float(x) for x in scale)
-            if not low < high:
-                raise FrameImportError(f"scale must be (low, high) with low < high, not {scale!r}")
-            self.scale: tuple[float, float] | None = (low, high)
-        else:
-            self.scale = None
+        self.scales = Scales(scale)
         if winner_values is not None:
             self.winners = {cell_text(k): str(v) for k, v in winner_values.items()}
             bad = sorted({v for v in self.winners.values() if v not in _FLIP})
@@ -400,9 +481,9 @@ class _ValueMapper:
         else:
             self.winners, self.case_blind = DEFAULT_WINNER_VALUES, True
 
-    def __call__(self, value: Any, column: str, pos: int) -> tuple[Any, str | None]:
+    def __call__(self, value: Any, column: str, pos: int, criterion: str) -> tuple[Any, str | None]:
         if self.kind == "score":
-            return self._score(value, column, pos)
+            return self._score(value, column, pos, criterion)
         text = cell_text(value)
         if self.kind == "label":
             if self.labels is not None and text not in self.labels:
@@ -410,13 +491,18 @@ class _ValueMapper:
                                  f"declared labels {self.labels}")
             return text, None
         key = text.strip().lower() if self.case_blind else text
-        if key not in self.winners:
+        named = self.candidates.side(text.strip(), pos) if self.candidates is not None else None
+        if named is None and key not in self.winners:
             known = sorted(self.winners)
+            names = " or a candidate's name" if self.candidates is not None else ""
             return self._bad(f"value {text!r} in column {column!r} ({self.where(pos)}) is not a known winner "
-                             f"(known: {known}); map it with winner_values=")
-        return self.winners[key], None
+                             f"(known: {known}{names}); map it with winner_values=")
+        side = named or self.winners[key]
+        if self.candidates is not None and self.candidates.flipped[pos]:
+            side = _FLIP[side]  # the row shows the pair in the other order than the table's sorted one
+        return side, None
 
-    def _score(self, value: Any, column: str, pos: int) -> tuple[Any, str | None]:
+    def _score(self, value: Any, column: str, pos: int, criterion: str) -> tuple[Any, str | None]:
         if isinstance(value, bool | np.bool_):
             number = math.nan
         else:
@@ -426,9 +512,10 @@ class _ValueMapper:
                 number = math.nan
         if not math.isfinite(number):
             return self._bad(f"value {shown_value(value)!r} in column {column!r} ({self.where(pos)}) is not a number")
-        if self.scale is not None and not self.scale[0] <= number <= self.scale[1]:
+        scale = self.scales.of(criterion)
+        if scale is not None and not scale[0] <= number <= scale[1]:
             return self._bad(f"value {shown_value(value)!r} in column {column!r} ({self.where(pos)}) is outside the scale "
-                             f"{self.scale[0]:g}-{self.scale[1]:g}")
+                             f"{scale[0]:g}-{scale[1]:g}")
         return number, None
 
     def _bad(self, reason: str) -> tuple[Any, str | None]:
@@ -445,45 +532,66 @@ def _carried_records(frame: pd.DataFrame, carried: Sequence[str]) -> list[dict[s
 
 def _judge_rows(frame: pd.DataFrame, column: str, judge_names: pd.Series, base: pd.DataFrame, mapper: _ValueMapper,
                 kind: str, winner_in: str, carried: Sequence[str], reader: TextReader | None) -> list[dict[str, Any]]:
-    target = _VALUE_COLUMN[kind]
     rows = []
     records, extra, names = base.to_dict("records"), _carried_records(frame, carried), list(judge_names)
-    readable: dict[tuple[type, str, str], Any] = {}
+    # most cells repeat a few values: map each once (not when the mapping depends on the row's candidates)
+    readable: dict[tuple[type, str, str], Any] | None = {} if mapper.candidates is None else None
     for pos, value in enumerate(frame[column]):
         row: dict[str, Any] = {**records[pos], "judge": names[pos], **extra[pos], "_pos": pos}
         detail: dict[str, Any] = {"source": "from_frame", "column": str(column), "row": mapper.where.label(pos)}
-        if is_missing(value, mapper.missing_values):
-            row.update(status=MISSING, unscored_reason=f"missing in source (column {column!r}, {mapper.where(pos)})")
-        else:
-            row["raw_output"] = text = cell_text(value)
-            status = PARSE_ERROR
-            key = (type(value), text, row["criterion"] if reader is not None else "")
-            if key in readable:  # most cells repeat a few values: map each once
-                mapped, reason, parsed_detail = readable[key], None, None
-            elif reader is not None:
-                parsed = reader(value, row["criterion"])
-                if parsed.ok:
-                    mapped, reason = mapper(parsed.value, str(column), pos)
-                    parsed_detail = {"tier": parsed.tier, "rule": parsed.rule, "matched": parsed.matched}
-                else:
-                    mapped, status, parsed_detail = None, parsed.status, None
-                    reason = f"{parsed.reason} (column {column!r}, {mapper.where(pos)})"
-            else:
-                (mapped, reason), parsed_detail = mapper(value, str(column), pos), None
-                if reason is None:
-                    readable[key] = mapped
-            if parsed_detail is not None:
-                detail["parsed"] = parsed_detail
-            if reason is not None:
-                row.update(status=status, unscored_reason=reason)
-            else:
-                if kind == "pairwise" and winner_in == "shown" and row["condition"] == "swapped":
-                    detail["shown_winner"] = mapped
-                    mapped = _FLIP[mapped]
-                row.update({"status": OK, target: mapped})
-        row["detail"] = detail
-        rows.append(row)
+        if mapper.candidates is not None:
+            detail["shown"] = list(mapper.candidates.shown[pos])
+        if not is_list_cell(value):
+            rows.append(_judge_cell(value, row, detail, pos, column, mapper, kind, winner_in, reader, readable))
+            continue
+        if not pd.isna(row["repeat"]):
+            raise FrameImportError(f"column {column!r} ({mapper.where(pos)}) holds a list of answers, which become "
+                                   f"repeats 0, 1, ...; repeat= already names a column: drop one of them")
+        answers = list(value) if len(value) else [None]  # an empty list: one missing row
+        for k, answer in enumerate(answers):
+            rows.append(_judge_cell(answer, {**row, "repeat": k}, {**detail, "answer": k}, pos, column, mapper, kind,
+                                    winner_in, reader, readable))
     return rows
+
+
+def _judge_cell(value: Any, row: dict[str, Any], detail: dict[str, Any], pos: int, column: str, mapper: _ValueMapper,
+                kind: str, winner_in: str, reader: TextReader | None,
+                readable: dict[tuple[type, str, str], Any] | None) -> dict[str, Any]:
+    """One judge row from one cell (or one answer of a list cell)."""
+    criterion = row["criterion"]
+    if is_missing(value, mapper.missing_values):
+        row.update(status=MISSING, unscored_reason=f"missing in source (column {column!r}, {mapper.where(pos)})")
+        row["detail"] = detail
+        return row
+    row["raw_output"] = text = cell_text(value)
+    status = PARSE_ERROR
+    key = (type(value), text, criterion)
+    parsed_detail = None
+    if readable is not None and key in readable:
+        mapped, reason = readable[key], None
+    elif reader is not None:
+        parsed = reader(value, criterion)
+        if parsed.ok:
+            mapped, reason = mapper(parsed.value, str(column), pos, criterion)
+            parsed_detail = {"tier": parsed.tier, "rule": parsed.rule, "matched": parsed.matched}
+        else:
+            mapped, status = None, parsed.status
+            reason = f"{parsed.reason} (column {column!r}, {mapper.where(pos)})"
+    else:
+        mapped, reason = mapper(value, str(column), pos, criterion)
+        if reason is None and readable is not None:
+            readable[key] = mapped
+    if parsed_detail is not None:
+        detail["parsed"] = parsed_detail
+    if reason is not None:
+        row.update(status=status, unscored_reason=reason)
+    else:
+        if kind == "pairwise" and winner_in == "shown" and row["condition"] == "swapped":
+            detail["shown_winner"] = mapped
+            mapped = _FLIP[mapped]
+        row.update({"status": OK, _VALUE_COLUMN[kind]: mapped})
+    row["detail"] = detail
+    return row
 
 
 def _gold_rows(frame: pd.DataFrame, gold: str, gold_judge: str, base: pd.DataFrame, mapper: _ValueMapper,
@@ -497,7 +605,7 @@ def _gold_rows(frame: pd.DataFrame, gold: str, gold_judge: str, base: pd.DataFra
     for pos, value in enumerate(frame[gold]):
         key = (records[pos]["item_id"], records[pos]["criterion"])
         missing = is_missing(value, mapper.missing_values)
-        mapped, reason = (None, None) if missing else mapper(value, str(gold), pos)
+        mapped, reason = (None, None) if missing else mapper(value, str(gold), pos, key[1])
         ok = not missing and reason is None
         if key in readable:
             seen_pos, seen = readable[key]

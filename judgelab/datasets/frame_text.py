@@ -63,9 +63,11 @@ def _call(rule: Callable[[str], Any], value: Any) -> Parsed:
     return Parsed(out, None, "ok", None, None, "parse=")
 
 
-def text_reader(parse: ParseRule | None, kind: str, *, scale: tuple[float, float] | None,
+def text_reader(parse: ParseRule | None, kind: str, *,
+                scale: tuple[float, float] | Callable[[str], tuple[float, float] | None] | None,
                 labels: Sequence[str] | None) -> TextReader | None:
-    """The reader ``parse=`` asks for (None: cells are values, not text), checked against the import's kind."""
+    """The reader ``parse=`` asks for (None: cells are values, not text), checked against the import's kind.
+    ``scale``: one (low, high), or a function of the row's criterion giving its range."""
     if parse is None:
         return None
     if callable(parse):
@@ -77,8 +79,8 @@ def text_reader(parse: ParseRule | None, kind: str, *, scale: tuple[float, float
     if parse == "score":
         if scale is None:
             raise _error("parse='score' reads scores on a scale: pass scale=(low, high), e.g. scale=(1, 3)")
-        low, high = scale
-        return lambda value, criterion: parse_score(_cell_text(value), (low, high), labels=[criterion])
+        scale_of = scale if callable(scale) else (lambda criterion, fixed=scale: fixed)
+        return lambda value, criterion: parse_score(_cell_text(value), scale_of(criterion), labels=[criterion])
     if parse == "label":
         if not labels:
             raise _error("parse='label' reads one of the declared labels: pass labels=[...]")

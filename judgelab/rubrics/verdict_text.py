@@ -13,7 +13,8 @@ found nothing:
    ``it scores a 2.``, ``<label>: 4`` for the labels a caller names (e.g. the criterion).
 2. bare marks: ``4/5``, ``4 out of 5``, ``★★★☆☆``, ``4 stars``, idioms ("is a 4 because ...", "a perfect 5
    in terms of ...", "irrelevant (1)." when it is the only parenthesized number); the last one wins.
-3. a final standalone number: ``... the summary misstates the scorer. 2.``
+3. a standalone number closing the reply (``... the summary misstates the scorer. 2.``) or alone on its
+   first line before a rationale (``2\n\nThe reply stays on topic.``).
 
 A verdict token -- a JSON ``score`` field (also ``rating``, ``grade``, ``final_score`` and the caller's
 labels), ``[[N]]``, ``[RESULT] N`` -- decides over phrases when the reply has one. Otherwise, when a
@@ -33,7 +34,7 @@ takes integers, it is a ParseFailure naming the value -- never a clamp, never a 
 **Pairwise winners** (:func:`read_winner`): ``[[A]]``/``[[B]]``/``[[C]]`` (MT-Bench; C is a tie),
 ``[[A>>B]]``/``[[A>B]]``/``[[A=B]]`` (Arena-Hard), then phrases ("Output (a) is better",
 "Assistant B is better", "Winner: A", "I prefer Response B"), then a reply that starts with the
-label ("Output (b)", "A", "(a)"). The last verdict of the strongest tier wins; a negated or
+label ("Output (b)", "A", "(a)", "Tie", or a bare "1"/"2" alone on its first line). The last verdict of the strongest tier wins; a negated or
 hypothetical phrase ("neither Output (a) nor Output (b) is better") does not count. A JSON ``winner``
 field counts as a verdict token.
 
@@ -148,6 +149,10 @@ _PARENTHESIZED = re.compile(rf"(?<=[a-z])[ \t]*\([ \t]*{_NUM}{_DEN}[ \t]*\)")  #
 # after a sentence end or on its own line; never after a colon ("Downgrade: 2" is a label, not a score)
 _FINAL_NUMBER = re.compile(
     r"(?:^|[.!?]\s+|\n\s*)\(?(?P<num>-?\d+(?:\.\d+)?)\)?(?:\s*/\s*(?P<den>\d+))?\s*[.!]?\s*$"
+)
+# a number alone on the answer's first line, a rationale after it (" 2\n\nThe reply is ..."): G-Eval's samples
+_LEADING_NUMBER = re.compile(
+    r"^\s*\(?(?P<num>-?\d+(?:\.\d+)?)\)?(?:[ \t]*/[ \t]*(?P<den>\d+))?[ \t]*[.!]?(?=[ \t]*\n\s*\S)"
 )
 # a phrase right after one of these (up to four plain words between) is hypothetical or comparative
 _HYPOTHETICAL = re.compile(
@@ -284,6 +289,9 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
     m = _FINAL_NUMBER.search(lowered.rstrip())
     if m:
         add(m, 3, "final number")
+    m = _LEADING_NUMBER.match(lowered)
+    if m:
+        add(m, 3, "leading number")
     kept = [c for c in found if not any(s <= c.start and c.end <= e for s, e in set_aside)]
     items = [m.start() for m in _LIST_ITEM.finditer(lowered)]
     kept = [replace(c, in_list=_in_list_item(lowered, c.start, items)) for c in kept]
@@ -395,6 +403,10 @@ _WINNER_PHRASES = (
 )
 _WINNER_TIE = re.compile(r"\b(?:winner|verdict|choice)\s*(?:is|:|=|-)\s*(?:a\s+)?(?P<t>tie|draw)\b")
 _LEADING = re.compile(rf"^\s*(?:{_LABEL}|\(?(?P<l3>[ab])\)?)(?=\s*(?:[.:,!)\n]|$|is\b))")
+# three-class judges that answer on the first line: "Tie" / "Tie." / "tie\n\nReason: ...", or a bare "1" / "2"
+# alone on its line ("1\n\nReason: ..."; never "1." or "1)", which open numbered lists)
+_LEADING_TIE = re.compile(r"^\s*(?:it\s+is\s+a\s+|it's\s+a\s+|a\s+)?(?:tie|draw)(?=[ \t]*(?:[.:!\n]|$))")
+_LEADING_DIGIT = re.compile(r"^\s*(?P<l4>[12])(?=[ \t]*(?:\n|$))")
 
 
 def _side(m: re.Match[str]) -> str:
@@ -453,9 +465,11 @@ def winner_candidates(raw: str) -> list[WinnerCandidate]:
                 add(m.start(), m.end(), _side(m), 2, "winner phrase", m.group(0))
     for m in _WINNER_TIE.finditer(lowered):
         add(m.start(), m.end(), "TIE", 2, "winner phrase", m.group(0))
-    m = _LEADING.match(lowered)
+    m = _LEADING.match(lowered) or _LEADING_DIGIT.match(lowered)
     if m:
         add(m.start(), m.end(), _side(m), 3, "leading label", m.group(0))
+    elif m := _LEADING_TIE.match(lowered):
+        add(m.start(), m.end(), "TIE", 3, "leading label", m.group(0))
     for obj in objects:
         for key, value in obj.value.items():
             side = _JSON_WINNERS.get(value.strip().lower()) if isinstance(value, str) else None
