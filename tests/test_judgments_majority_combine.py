@@ -181,3 +181,38 @@ def test_combine_is_a_union_without_copies(ratings: list[tuple[int, str, str]], 
     combined = judgments.combine([make_table(rows) for rows in tables if rows])
     got = sorted(zip(combined["item_id"], combined["judge"], combined["winner"], strict=True))
     assert got == sorted((f"i{i}", j, w) for i, j, w in ratings)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_copies_under_two_rubrics_name_combine_and_other_ratings_name_by(seed: int) -> None:
+    """Invariant (seeded tables): a rater whose rows under two rubrics (or runs) are the same ratings is told
+    to combine the loads; once one of its ratings differs, combine is never suggested: two rubrics are two
+    designs (the refusal names by=), two runs are a rater named twice (name them apart)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 9))
+    column = ["rubric", "run_id"][seed % 2]
+    gold = rng.choice(["A", "B"], size=n)
+
+    def load(tag: str, labels: np.ndarray) -> pd.DataFrame:
+        rows = []
+        for i in range(n):
+            base = {"run_id": "run", "rubric": "r", "item_id": f"i{i}", "criterion": "overall",
+                    "condition": "original", "repeat": 0, column: f"{column}:{tag}"}
+            rows.append({**base, "judge": "gold", "winner": labels[i]})
+            rows.append({**base, "judge": f"judge-{tag}", "winner": rng.choice(["A", "B"])})
+        return make_table(rows)
+
+    copies = pd.concat([load("x", gold), load("y", gold)], ignore_index=True)
+    with pytest.raises(stats.DuplicateRatingsError, match=r"judgments\.combine"):
+        stats.compare_judges("judge-x", "judge-y", "gold", data=copies, metric="accuracy", value="winner",
+                             n_resamples=20)
+    changed = gold.copy()
+    changed[int(rng.integers(n))] = "TIE"
+    other = pd.concat([load("x", gold), load("y", changed)], ignore_index=True)
+    # two rubrics are two designs (by='rubric'); two runs rating differently are one rater named twice
+    refusal = (stats.AmbiguousQuestionError, "by=") if column == "rubric" else \
+        (stats.DuplicateRatingsError, "distinct judge name")
+    with pytest.raises(refusal[0], match=refusal[1]) as caught:
+        stats.compare_judges("judge-x", "judge-y", "gold", data=other, metric="accuracy", value="winner",
+                             n_resamples=20)
+    assert "combine" not in str(caught.value)

@@ -373,7 +373,7 @@ def resolve(
             keep = [k for k in wanted if isinstance(k, str) and k in data.columns]
             keep = list(dict.fromkeys(k for k in keep if k not in ("item_id", "criterion", "side")))
             # only the named judges' rows and the columns read: a judgments table has ~35 columns
-            columns = [c for c in dict.fromkeys(("item_id", "criterion", "side", "judge", "status", *VALUE_COLUMNS,
+            columns = [c for c in dict.fromkeys(("item_id", "criterion", "side", "judge", "status", "run_id", *VALUE_COLUMNS,
                                                  table_value, *DESIGN_COLUMNS, *keep)) if c in data.columns]
             rows = data.loc[data["judge"].isin(names).to_numpy(dtype=bool), columns]
             check_scored_judges(rows, names)

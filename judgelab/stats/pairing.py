@@ -88,6 +88,11 @@ def duplicate_fix(rows: pd.DataFrame, keys: Sequence[str]) -> str:
     others = [c for c in _DISTINGUISHING if c in rows.columns and c not in keys and c not in ("run_id", "rubric")]
     only_runs = "run_id" in rows.columns and bool((grouped["run_id"].nunique(dropna=False) > 1).all()) and \
         not any(bool((grouped[c].nunique(dropna=False) > 1).any()) for c in others)
+    values = [c for c in ("status", "score", "winner", "verdict") if c in rows.columns]
+    same_values = bool((grouped[values].nunique(dropna=False) <= 1).all().all())
+    if only_runs and not same_values:
+        return ("the runs rate differently under one judge name: give each run's rater a distinct judge name "
+                "(table.assign(judge=...)), or merge them with aggregate='mean' | 'median' | 'first'")
     if only_runs:
         return ("they are copies from separate loads or runs (only run_id differs): put the tables together with "
                 "judgelab.judgments.combine([...]), which keeps one copy of identical rows, or give different "

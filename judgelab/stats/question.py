@@ -54,7 +54,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from judgelab.judgments import VALUE_COLUMNS, is_scored
-from judgelab.stats.pairing import AmbiguousQuestionError, StatsInputError
+from judgelab.stats.pairing import AmbiguousQuestionError, DuplicateRatingsError, StatsInputError
 
 __all__ = ["DESIGN_COLUMNS", "KEY_DESIGN_COLUMNS", "REFERENCE_RATERS", "AmbiguousQuestionError", "RaterRole",
            "check_design", "check_value_column", "default_raters", "describe_values", "rater_role", "rows_read"]
@@ -182,7 +182,28 @@ def check_design(
             name = several[0]
             values = pd.unique(rows.loc[rows[rater].astype(object) == name, col].astype(object))
             who = f" for {rater} {name!r}" if isinstance(name, str) else f" for {rater} {name}"
+            mine = rows[rows[rater].astype(object) == name]
+            if _copies_across(mine, col):
+                raise DuplicateRatingsError(
+                    f"{rater} {name!r} has the same ratings under {len(values)} {_PLURAL.get(col, col + ' values')} "
+                    f"({describe_values(values)}): copies from separate loads or runs; put the tables together "
+                    "with judgelab.judgments.combine([...]), which keeps one copy of identical rows")
             raise AmbiguousQuestionError(_message(col, values, who, mergeable=fix is None, fix=fix))
+
+
+def _copies_across(rows: pd.DataFrame, col: str) -> bool:
+    """True when ``rows`` (one rater's) hold each rating once per value of ``col``, identical apart from ``col``
+    and ``run_id``: the same rows loaded twice, not two designs."""
+    keys = [c for c in ("item_id", "criterion", "side", "condition", "repeat") if c in rows.columns]
+    if col not in ("rubric", "run_id") or not keys:  # provenance columns only: a rating that is a copy
+        return False
+    values = [c for c in ("status", *VALUE_COLUMNS) if c in rows.columns]
+    body = rows[keys + values + [col]].astype(object).astype(str)
+    n_cols = body[col].nunique()
+    per_key = body.groupby(keys, sort=False, dropna=False)
+    # each rating key: one row per value of col, all with one content
+    return n_cols > 1 and bool((per_key.size() == n_cols).all()) and bool((per_key[col].nunique() == n_cols).all()) \
+        and bool((body.drop(columns=col).drop_duplicates().groupby(keys, sort=False, dropna=False).size() == 1).all())
 
 
 def _raters_phrase(rows: pd.DataFrame, rater: str) -> str:
