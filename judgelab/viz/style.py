@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CI_COLOR", "DIVERGING_CMAP", "DPI", "FAMILY_COLORS", "FIG_WIDTH", "FONT_SIZE", "NUMBER_CELL", "PALETTE",
            "ROLE_COLORS", "SESSION_RC_KEYS", "TEXT_CELL", "TITLE_SIZE", "caption", "family_colors", "finish", "finish_axes", "format_interval",
-           "format_number", "format_p_value", "frame_html", "panel_axes", "records_html", "shorten", "use_style"]
+           "format_number", "format_p_value", "frame_html", "is_p_column", "panel_axes", "records_html", "shorten", "use_style"]
 
 # Colour-blind-safe qualitative palette (Okabe & Ito); order = the order series are first seen.
 PALETTE: tuple[str, ...] = (
