@@ -9,6 +9,13 @@ budget, counting :data:`ARRAY_ITEMS` items for an array of no stated size. A ``m
 sets is kept when it is tighter; an array's own ``maxItems`` is kept, and one without gets the loose
 :data:`ARRAY_CAP` (a prompt may ask for more items than the budget counted; a cut answer is still an unscored row). Only the two local llama.cpp backends
 use it; a hosted provider gets the rubric's schema as written.
+
+llama.cpp's converter ignores ``minimum``/``maximum`` (a number node becomes any JSON number), so a small model
+can answer ``"confidence": 1.1`` to a 0-1 field, which the parser then refuses. :func:`fit_schema` therefore
+also lists the values of a bounded number as an ``enum`` the grammar enforces (:func:`bounded_values`): every
+integer of an integer range, or a number range on a grid of at most two decimals -- the embedded judge's
+confidence is then one of 0, 0.01, ..., 1, which is all a plumbing judge needs. A range with more values than
+:data:`MAX_ENUM_VALUES` is left to the parser.
 """
 
 from __future__ import annotations
@@ -18,8 +25,8 @@ import json
 import math
 from typing import Any
 
-__all__ = ["ARRAY_CAP", "ARRAY_ITEMS", "CHARS_PER_TOKEN", "MAX_STRING_CHARS", "MIN_STRING_CHARS", "fit_schema", "string_chars",
-           "tokens_for"]
+__all__ = ["ARRAY_CAP", "ARRAY_ITEMS", "CHARS_PER_TOKEN", "MAX_ENUM_VALUES", "MAX_STRING_CHARS", "MIN_STRING_CHARS",
+           "bounded_values", "fit_schema", "string_chars", "tokens_for"]
 
 # English prose runs ~4 characters per token, but a small model's degenerate text ("1.1.1.1...") can take a token
 # per character: counting 1 makes the bound hold for any ASCII text (the answer is then shorter than the budget,
@@ -31,6 +38,8 @@ ARRAY_ITEMS = 4  # items the budget counts for an array without maxItems (a rubr
 # items such an array may hold: the prompt says how many it needs (the unified judge lists 4 rules), so the bound
 # only stops a small model repeating items until the budget runs out
 ARRAY_CAP = 8
+MAX_ENUM_VALUES = 201  # a bounded number listed as an enum: at most this many values (0-1 in steps of 0.01 is 101)
+_GRID_DECIMALS = (2, 1, 0)  # the finest grid of a number range that stays within MAX_ENUM_VALUES
 _SCALAR_TOKENS = 4  # a number, a boolean, an enum value, with its separator
 _KEY_TOKENS = 3  # a key, its quotes and colon (approximately; long keys are counted by length)
 _KEY_CHARS_PER_TOKEN = 3.0  # keys are the schema's own words, which the grammar spells out: tokenized as words
@@ -106,9 +115,33 @@ def _cost(node: Any, string_chars: float) -> tuple[float, int]:
     return _SCALAR_TOKENS, 0
 
 
+def bounded_values(node: dict[str, Any]) -> list[int | float] | None:
+    """The values an ``integer``/``number`` node with both ``minimum`` and ``maximum`` allows, as a grammar can list
+    them (every integer; for a number, the finest grid of 2, 1 or 0 decimals within :data:`MAX_ENUM_VALUES`), or
+    None: not a bounded number, exclusive bounds, an enum or const of its own, or too many values."""
+    kind, low, high = node.get("type"), node.get("minimum"), node.get("maximum")
+    if (kind not in ("integer", "number") or "enum" in node or "const" in node or "exclusiveMinimum" in node
+            or "exclusiveMaximum" in node or isinstance(low, bool) or isinstance(high, bool)
+            or not isinstance(low, int | float) or not isinstance(high, int | float)
+            or not (math.isfinite(low) and math.isfinite(high)) or low > high):
+        return None
+    for decimals in (0,) if kind == "integer" else _GRID_DECIMALS:
+        scale = 10**decimals
+        first, last = math.ceil(round(low * scale, 9)), math.floor(round(high * scale, 9))
+        if last - first + 1 <= MAX_ENUM_VALUES:
+            if first > last:
+                return None
+            values = [round(k / scale, decimals) for k in range(first, last + 1)]
+            return [int(v) if float(v).is_integer() else v for v in values]
+    return None
+
+
 def _bound(node: Any, chars: int) -> None:
     if not isinstance(node, dict):
         return
+    values = bounded_values(node)
+    if values is not None:  # the grammar ignores minimum/maximum; an enum it enforces (the bounds stay for readers)
+        node["enum"] = values
     for child in (node.get("properties") or {}).values():
         _bound(child, chars)
     if node.get("type") == "array" and isinstance(node.get("prefixItems"), list):
@@ -136,7 +169,8 @@ def fit_schema(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
 
     Types, enums, required keys and the order of properties are unchanged; bounds already in the schema are
     kept when tighter; an array of exactly n entries keyed by an enum of n names becomes one entry per name
-    (:func:`_one_entry_per_name`). The input is not modified."""
+    (:func:`_one_entry_per_name`); a number with ``minimum`` and ``maximum`` also lists its values as an ``enum``
+    (:func:`bounded_values`). The input is not modified."""
     shaped = _one_entry_per_name(schema)
     bounded = copy.deepcopy(shaped)
     _bound(bounded, string_chars(shaped, max_tokens))

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CI_COLOR", "DIVERGING_CMAP", "DPI", "FAMILY_COLORS", "FIG_WIDTH", "FONT_SIZE", "NUMBER_CELL", "PALETTE",
            "ROLE_COLORS", "SESSION_RC_KEYS", "TEXT_CELL", "TITLE_SIZE", "caption", "family_colors", "finish", "finish_axes", "format_interval",
-           "format_number", "format_p_value", "frame_html", "panel_axes", "records_html", "shorten", "use_style"]
+           "format_number", "format_p_value", "frame_html", "is_p_column", "panel_axes", "records_html", "shorten", "use_style"]
 
 # Colour-blind-safe qualitative palette (Okabe & Ito); order = the order series are first seen.
 PALETTE: tuple[str, ...] = (
@@ -184,7 +184,7 @@ def finish_axes(ax: Axes, own: bool, text: str | None) -> Axes:
 TEXT_CELL = "padding:2px 8px;vertical-align:top;text-align:left"
 NUMBER_CELL = "padding:2px 8px;vertical-align:top;white-space:nowrap;text-align:right;font-variant-numeric:tabular-nums"
 _MISSING = "–"  # an en dash: missing or undefined (NaN), never shown as 0
-_P_COLUMNS = ("p_value", "p_adjusted")  # and every column named p_value...
+_P_COLUMNS = ("p_value", "p_adjusted")  # and every column named p_value... or ..._p (a wide table's rho_p)
 
 
 def _missing(value: Any) -> bool:
@@ -239,8 +239,10 @@ def format_interval(low: Any, high: Any, digits: int = 3, *, decimals: int | Non
     return f"[{format_number(low, digits, decimals=decimals)}, {format_number(high, digits, decimals=decimals)}]"
 
 
-def _is_p_column(column: str, p_columns: set[str]) -> bool:
-    return column in p_columns or column.startswith("p_value")
+def is_p_column(column: str, p_columns: Iterable[str] = _P_COLUMNS) -> bool:
+    """Whether ``column`` holds p-values: one of ``p_columns``, ``p_value...``, or ``..._p`` (a wide table's
+    ``rho_p``)."""
+    return column in p_columns or column.startswith("p_value") or column.endswith("_p")
 
 
 def shorten(text: str, width: int) -> str:
@@ -298,7 +300,7 @@ def records_html(records: Sequence[dict[str, Any]], columns: Sequence[str], *, j
             value = record.get(c)
             if ci and c == "ci_low":
                 cells.append(f"<td style='{NUMBER_CELL}'>{html.escape(format_interval(value, record['ci_high']))}</td>")
-            elif _is_p_column(c, p_columns):
+            elif is_p_column(c, p_columns):
                 cells.append(f"<td style='{NUMBER_CELL}'>{html.escape(format_p_value(value))}</td>")
             elif _missing(value) or (isinstance(value, numbers.Number) and not isinstance(value, bool)):
                 cells.append(f"<td style='{NUMBER_CELL}'>{html.escape(format_number(value))}</td>")

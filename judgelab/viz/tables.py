@@ -14,7 +14,14 @@ from dataclasses import dataclass
 import pandas as pd
 
 from judgelab.errors import JudgelabError
-from judgelab.viz.style import format_interval, format_number, format_p_value, frame_html, shorten
+from judgelab.viz.style import (
+    format_interval,
+    format_number,
+    format_p_value,
+    frame_html,
+    is_p_column,
+    shorten,
+)
 
 __all__ = ["TEXT_WIDTH", "Table", "show"]
 
@@ -52,7 +59,7 @@ class Table:
                 continue
             if name == "ci_low" and "ci_high" in shown.columns:
                 text["CI"] = [format_interval(lo, hi) for lo, hi in zip(shown["ci_low"], shown["ci_high"], strict=True)]
-            elif name in ("p_value", "p_adjusted") or name.startswith("p_value"):
+            elif is_p_column(name):
                 text[name] = [format_p_value(v) for v in shown[column]]
             else:
                 text[name] = [format_number(v) if not isinstance(v, str) else

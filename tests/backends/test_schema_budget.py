@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from typing import Any
 
 import pytest
@@ -16,9 +17,11 @@ from judgelab.backends.schema_budget import (
     ARRAY_CAP,
     ARRAY_ITEMS,
     CHARS_PER_TOKEN,
+    MAX_ENUM_VALUES,
     MAX_STRING_CHARS,
     MIN_STRING_CHARS,
     _cost,
+    bounded_values,
     fit_schema,
     string_chars,
 )
@@ -29,7 +32,8 @@ _leaves = st.one_of(
     st.builds(dict, type=st.just("string")),
     st.builds(lambda n: {"type": "string", "maxLength": n}, st.integers(1, 2000)),
     st.builds(lambda v: {"type": "string", "enum": v}, st.lists(_names, min_size=1, max_size=4, unique=True)),
-    st.sampled_from([{"type": "integer", "minimum": 1, "maximum": 5}, {"type": "number"}, {"type": "boolean"}]),
+    st.sampled_from([{"type": "integer", "minimum": 1, "maximum": 5}, {"type": "number"}, {"type": "boolean"},
+                     {"type": "number", "minimum": 0, "maximum": 1}, {"type": "integer", "minimum": 0, "maximum": 1000}]),
 )
 _schemas = st.recursive(
     _leaves,
@@ -45,7 +49,8 @@ _schemas = st.recursive(
 
 def _without_bounds(node: Any) -> Any:
     if isinstance(node, dict):
-        return {k: _without_bounds(v) for k, v in node.items() if k not in ("maxLength", "maxItems")}
+        added = ("maxLength", "maxItems", "enum") if node.get("type") in ("integer", "number") else ("maxLength", "maxItems")
+        return {k: _without_bounds(v) for k, v in node.items() if k not in added}
     if isinstance(node, list):
         return [_without_bounds(v) for v in node]
     return node
@@ -77,7 +82,8 @@ def test_fit_schema_only_adds_bounds_and_fits_the_budget(schema: dict, max_token
     property order included; (3) a maxLength the input sets is never loosened, an array's own maxItems is kept;
     (4) every free-text string and every array is bounded; (5) when the budget covers the schema's fixed parts and
     more than the minimum length of each string, the longest answer the fitted schema allows (arrays of no stated
-    size at the ARRAY_ITEMS the budget counts) fits in max_tokens."""
+    size at the ARRAY_ITEMS the budget counts) fits in max_tokens; (6) a bounded number lists exactly the values
+    bounded_values gives (all within its bounds), and a range with more than MAX_ENUM_VALUES values lists none."""
     before = copy.deepcopy(schema)
     fitted = fit_schema(schema, max_tokens)
     assert schema == before
@@ -89,6 +95,12 @@ def test_fit_schema_only_adds_bounds_and_fits_the_budget(schema: dict, max_token
         if original.get("type") == "string" and "enum" not in original:
             assert MIN_STRING_CHARS <= bounded["maxLength"] or bounded["maxLength"] == original.get("maxLength")
             assert bounded["maxLength"] <= original.get("maxLength", MAX_STRING_CHARS)
+        if original.get("type") in ("integer", "number"):
+            values = bounded_values(original)
+            assert bounded.get("enum") == values
+            assert values is None or all(original["minimum"] <= v <= original["maximum"] for v in values)
+            if values is None and "minimum" in original and "maximum" in original:
+                assert original["maximum"] - original["minimum"] >= MAX_ENUM_VALUES
         if original.get("type") == "array":
             assert bounded["maxItems"] == original.get("maxItems", ARRAY_CAP)
             walk(original["items"], bounded["items"])
@@ -162,3 +174,45 @@ def test_per_entry_lists_become_one_entry_per_name_for_each_example_item(name: s
         names = [entry["properties"][next(iter(entry["properties"]))] for entry in node["prefixItems"]]
         expected = (request.meta["rules"] if name == "unified_judge" else [c.name for c in rubric.spec.criteria])
         assert names == [{"const": n} for n in expected]
+
+
+@settings(max_examples=200, deadline=None)
+@given(low=st.integers(-500, 500), width=st.integers(0, 400), scale=st.sampled_from([1, 10, 100, 1000]),
+       kind=st.sampled_from(["integer", "number"]))
+def test_a_bounded_number_lists_the_values_a_grammar_can_enforce(low: int, width: int, scale: int, kind: str) -> None:
+    """Invariants on generated ranges [low, low + width] / scale: the values listed are distinct, ascending, within
+    the bounds, at most MAX_ENUM_VALUES; an integer range lists every integer in it; a number range lists a grid
+    of at most 2 decimals whose step is the finest (0.01, 0.1, 1) that fits, reaching both bounds when they lie on
+    it; nothing is listed for a range with too many values, exclusive bounds or an enum of its own."""
+    lo, hi = low / scale, (low + width) / scale
+    node = {"type": kind, "minimum": lo, "maximum": hi}
+    values = bounded_values(node)
+    if kind == "integer":
+        expected = list(range(math.ceil(lo), math.floor(hi) + 1))
+        assert values == (expected if 0 < len(expected) <= MAX_ENUM_VALUES else None)
+    elif values is not None:
+        assert values == sorted(set(values)) and all(lo <= v <= hi for v in values) and len(values) <= MAX_ENUM_VALUES
+        step = round(values[1] - values[0], 6) if len(values) > 1 else None
+        if step is not None:
+            assert step in (0.01, 0.1, 1.0)
+            assert all(abs((b - a) - step) < 1e-9 for a, b in zip(values[:-1], values[1:], strict=True))  # no gaps
+            if step != 0.01:  # a finer grid would list too many values
+                finer = 100 if step == 0.1 else 10
+                assert math.floor(round(hi * finer, 9)) - math.ceil(round(lo * finer, 9)) + 1 > MAX_ENUM_VALUES
+        if step == 0.01 and scale <= 100:  # bounds on the grid are listed
+            assert values[0] == lo and values[-1] == hi
+    else:
+        assert math.floor(hi) - math.ceil(lo) + 1 > MAX_ENUM_VALUES or math.floor(hi) < math.ceil(lo)
+    assert bounded_values({**node, "exclusiveMaximum": hi}) is None
+    assert bounded_values({**node, "enum": [lo]}) is None
+
+
+def test_the_pairwise_confidence_is_held_to_0_1_by_the_embedded_grammar() -> None:
+    """The pairwise rubric's 0-1 confidence (what its parser accepts) becomes an enum the llama.cpp grammar enforces:
+    the embedded judge answered 'confidence: 1.1' under a bare number rule, an unscored row."""
+    schema = load_rubric("pairwise").response_schema()
+    fitted = fit_schema(schema, 256)["properties"]["confidence"]
+    assert fitted["enum"][0] == 0 and fitted["enum"][-1] == 1 and len(fitted["enum"]) == 101
+    pytest.importorskip("llama_cpp")
+    from llama_cpp.llama_grammar import LlamaGrammar
+    LlamaGrammar.from_json_schema(json.dumps(fit_schema(schema, 256)), verbose=False)

@@ -80,6 +80,17 @@ def test_show_formats_the_view_and_keeps_the_frame() -> None:
         show([1, 2])  # type: ignore[arg-type]
 
 
+def test_show_reads_a_wide_tables_p_columns_as_p_values() -> None:
+    """A wide table names its p-values ``<metric>_p`` (summeval_study.meta_wide's ``rho_p``): shown as p-values
+    in the text and the HTML view, like ``p_value``; other numbers keep three significant digits."""
+    frame = pd.DataFrame({"judge": ["x", "y"], "rho": [0.372, -0.114], "rho_p": [5.25e-157, 0.0312],
+                          "p_value_holm": [0.5, 2e-5]})
+    text = repr(show(frame))
+    assert "<0.001" in text and "0.031" in text and "e-157" not in text and "0.500" in text
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", show(frame)._repr_html_())
+    assert cells == ["x", "0.372", "&lt;0.001", "0.500", "y", "-0.114", "0.031", "&lt;0.001"]
+
+
 def test_show_keeps_a_labelled_index_as_columns() -> None:
     frame = pd.DataFrame({"estimate": [0.5]}, index=pd.Index(["classical"], name="estimator"))
     assert ">estimator</th>" in show(frame)._repr_html_()
