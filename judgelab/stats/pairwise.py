@@ -107,7 +107,8 @@ def pairwise_accuracy(
     check_design(rows_read(judged, "winner"), rater=None, split=by, ignore=("condition",), by_hint=by,
                  statistic="pairwise_accuracy")
     out = []
-    for key, group in judged.groupby(list(by), sort=True, dropna=False):
+    groups = judged.groupby(list(by), sort=True, dropna=False) if by else [((), judged)]  # by=(): one group
+    for key, group in groups:
         keys = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
         verdicts = _verdict_matrix(group, conditions)
         has_row = _rows_present(group, verdicts.index, conditions)

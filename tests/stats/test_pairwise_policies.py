@@ -120,6 +120,19 @@ def test_net_policy_is_judgebench_rule(seed: int) -> None:
     assert res.loc["accuracy_original", "estimate"] == pytest.approx(single)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_by_nothing_reads_the_table_as_one_group(seed: int) -> None:
+    """Invariant (seeded tables of one judge): by=() asks the same question as the default grouping, whose
+    run and judge columns then hold one value each -- the same numbers, without the grouping columns."""
+    pairs = _judgebench_pairs(seed, 40)
+    long = pd.DataFrame([{"pair": p["pair"], "judge": "j", "order": order, "decision": p[key], "label": p["label"]}
+                         for p in pairs for order, key in (("original", "first"), ("swapped", "second"))])
+    table = from_frame(long, item_id="pair", judge="judge", winner="decision", condition="order", gold="label")
+    grouped = stats.pairwise_accuracy(table, policy="tie", n_resamples=50, seed=seed)
+    whole = stats.pairwise_accuracy(table, policy="tie", n_resamples=50, seed=seed, by=())
+    pd.testing.assert_frame_equal(whole, grouped.drop(columns=["run_id", "judge"]), check_like=True)
+
+
 def test_net_policy_on_a_hand_table() -> None:
     #          right+right  right+tie   right+wrong  tie+none     wrong+wrong
     first = ["A>B", "A>B", "A>B", "A=B", "B>A"]
