@@ -115,21 +115,14 @@ def run_notebook(path: Path, *, timeout: int = 300, extra_cells: list[str] | Non
     n_own = len(book.cells)
     book.cells.insert(0, nbformat.v4.new_code_cell(_SETUP))
     book.cells.append(nbformat.v4.new_code_cell(_REPORT))
-    saved = {k: os.environ.get(k) for k in ("MPLBACKEND", *(env or {}))}
-    os.environ.pop("MPLBACKEND", None)  # the kernel picks matplotlib-inline, as in JupyterLab
-    os.environ.update(env or {})
-    try:
-        client = NotebookClient(book, timeout=timeout, kernel_name="python3",
-                                resources={"metadata": {"path": str(path.parent)}})
-        start = time.perf_counter()
-        client.execute()
-        seconds = time.perf_counter() - start
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    # the kernel's own environment (not this process's, so notebooks can run in threads side by side);
+    # without MPLBACKEND the kernel picks matplotlib-inline, as in JupyterLab
+    kernel_env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"} | dict(env or {})
+    client = NotebookClient(book, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    start = time.perf_counter()
+    client.execute(env=kernel_env)
+    seconds = time.perf_counter() - start
     report_cell = book.cells.pop()
     book.cells.pop(0)
     text = "".join(o.get("text", "") for o in report_cell.outputs if o.get("output_type") == "stream")

@@ -48,21 +48,52 @@ ON_PURPOSE_UNSCORED = {"02_chess_commentary"}
 PLAIN_PLOT = "import matplotlib.pyplot as plt\nplt.plot([0, 1], [1, 0]);"  # a reader's own figure, after judgelab's
 
 
+NOTEBOOK_WORKERS = 2  # kernels at once: each notebook waits on one thread or on llama.cpp much of the time
+
+
+@pytest.fixture(scope="module")
+def executed(request: pytest.FixtureRequest, data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The notebooks this session selected, executed two at a time (each in its own kernel, with its own cold
+    request cache): ``{stem: NotebookReport or the exception its run raised}``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.notebooks.nbrun import run_notebook
+
+    wanted = [p for p in NOTEBOOKS if any(getattr(item, "callspec", None) is not None
+                                          and item.originalname == "test_notebook_executes"
+                                          and item.callspec.params.get("path") == p
+                                          for item in request.session.items)]
+
+    def one(path: Path) -> object:
+        env = {"JUDGELAB_DATA_DIR": str(data_dir),
+               "JUDGELAB_CACHE": str(tmp_path_factory.mktemp(path.stem) / "requests.sqlite"),  # cold cache
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+        try:
+            return run_notebook(path, timeout=PER_NOTEBOOK_TIMEOUT_S, extra_cells=[PLAIN_PLOT], env=env)
+        except Exception as exc:  # noqa: BLE001 - reported by the notebook's own test
+            return exc
+
+    # the longest first, so the two workers end together
+    order = sorted(wanted, key=lambda p: -p.stat().st_size)
+    with ThreadPoolExecutor(NOTEBOOK_WORKERS) as pool:
+        return dict(zip([p.stem for p in order], pool.map(one, order), strict=True))
+
+
 @pytest.mark.local_model
 @pytest.mark.slow
-@pytest.mark.timeout(PER_NOTEBOOK_TIMEOUT_S * 3)
+@pytest.mark.timeout(PER_NOTEBOOK_TIMEOUT_S * 10)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_executes(path: Path, data_dir: Path, tmp_path: Path) -> None:
+def test_notebook_executes(path: Path, executed: dict) -> None:
     """Each notebook runs top to bottom on the inline backend as in JupyterLab, with a plain ``plt.plot`` cell
     appended. Invariants, per cell: every figure the cell made is shown, once (image outputs == figures
     constructed, counted by a kernel-side hook); no output holds a traceback, a warning, stderr text, an
     ``<... at 0x...>`` address or an ``<Axes ...>`` line; the live embedded-judge rows are scored (except in
     the notebook whose live cell shows a parse error on purpose, where none is)."""
-    from tests.notebooks.nbrun import problems_in_output, run_notebook
+    from tests.notebooks.nbrun import problems_in_output
 
-    env = {"JUDGELAB_DATA_DIR": str(data_dir), "JUDGELAB_CACHE": str(tmp_path / "requests.sqlite"),  # cold cache
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    report = run_notebook(path, timeout=PER_NOTEBOOK_TIMEOUT_S, extra_cells=[PLAIN_PLOT], env=env)
+    report = executed[path.stem]
+    if isinstance(report, BaseException):
+        raise report
     print(f"{path.stem}: {report.seconds:.1f} s; figures shown/made {report.shown}/{report.made}; live rows "
           f"scored/total {report.live_scored}/{report.live_rows}")
     failures = []
