@@ -70,6 +70,7 @@ from judgelab.stats.pairing import (
 from judgelab.stats.pairwise import pairwise_accuracy, pairwise_agreement, pairwise_policy_sensitivity
 from judgelab.stats.pairwise_compare import compare_pairwise_judges
 from judgelab.stats.power import n_for_correlation, n_for_correlation_difference, n_for_flip_rate, n_for_kappa
+from judgelab.stats.ranking import elo_ratings, rank_systems, win_rate_matrix
 from judgelab.stats.sensitivity import unscored_sensitivity
 
 __all__ = [
@@ -100,6 +101,7 @@ __all__ = [
     "corrected_mean",
     "correlation",
     "dependent_correlation_test",
+    "elo_ratings",
     "error_metrics",
     "fleiss_kappa",
     "flip_rate",
@@ -134,6 +136,7 @@ __all__ = [
     "per_group_correlations",
     "positive_bias",
     "projected_width",
+    "rank_systems",
     "rmse",
     "score_distributions",
     "spearman",
@@ -142,6 +145,7 @@ __all__ = [
     "system_pair_accuracy",
     "unscored_sensitivity",
     "vectorized_statistic",
+    "win_rate_matrix",
 ]
 
 
