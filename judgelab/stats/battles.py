@@ -131,7 +131,7 @@ def read_battles(
     second = _system_names(battles[system_b], system_b)
     same = first == second
     if same.any():
-        raise StatsInputError(f"{int(same.sum())} battles name one system on both sides (e.g. {first[same][0]!r} "
+        raise StatsInputError(f"{int(same.sum())} battles name one system on both sides ({first[same][0]!r} "
                               f"at row {battles.index[same][0]!r}); a system cannot battle itself: remove them")
     outcome = winner_outcomes(battles[winner], winner)
     x = _covariate_matrix(battles, covariates)

@@ -163,12 +163,19 @@ def existence_problem(data: FitData, weights: np.ndarray, systems: list[str], ti
         cross = part[rows] != part[cols]
         out_of[part[rows][cross]] = True
         into[part[cols][cross]] = True
-        top = int(np.flatnonzero(~into)[0]) if (~into).any() else int(np.flatnonzero(~out_of)[0])
-        names = ", ".join(repr(systems[i]) for i in np.flatnonzero(part == top))
-        verb = "never loses nor ties" if not into[top] else "never wins nor ties"
-        who = f"system {names}" if (part == top).sum() == 1 else f"the systems {names} together"
-        return (f"{who} {verb} against the other systems, so its Bradley-Terry coefficient has no finite "
-                f"maximum-likelihood estimate; add battles it lost (or won), or keep ties with ties='half'")
+        # name the smallest such group: usually the one system that won (or lost) everything
+        candidates = [(int((part == g).sum()), g, not into[g]) for g in range(n_parts) if not into[g] or not out_of[g]]
+        size, group_code, never_loses = min(candidates)
+        names = ", ".join(repr(systems[i]) for i in np.flatnonzero(part == group_code))
+        if size == 1:
+            verb = "never loses nor ties" if never_loses else "never wins nor ties"
+            return (f"system {names} {verb} against the other systems, so its Bradley-Terry coefficient has no finite "
+                    f"maximum-likelihood estimate; add battles it {'lost' if never_loses else 'won'}"
+                    + (" (ties='drop' left its ties out)" if ties == "drop" else ""))
+        verb = "never lose nor tie" if never_loses else "never win nor tie"
+        return (f"the systems {names} {verb} against the other systems, so their Bradley-Terry coefficients have no "
+                f"finite maximum-likelihood estimate; add battles they {'lost' if never_loses else 'won'}"
+                + (" (ties='drop' left their ties out)" if ties == "drop" else ""))
     if ties == "davidson":
         tie_weight = float(weights[used] @ (data.outcome[used] == 0.5))
         if tie_weight == 0:
