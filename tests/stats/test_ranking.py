@@ -282,3 +282,23 @@ def test_rank_interval_coverage_over_200_tournaments() -> None:
     rank_coverage, coef_coverage, _, _ = _coverage(200, 400, 1000)
     assert rank_coverage >= 0.93
     assert 0.92 <= coef_coverage <= 0.98
+
+
+def test_resamples_without_a_finite_estimate_are_counted_and_left_out() -> None:
+    """Invariant: when a system lost only one battle, the resamples that leave that battle out have no finite MLE;
+    they are counted in n_invalid_resamples and the note (never refitted or kept), and the rest give the intervals."""
+    frame, _ = tournament(4, k=4, per_pair=6)
+    strong = frame.copy()
+    strong.loc[strong["model_a"] == "delta", "winner"] = "A"
+    strong.loc[strong["model_b"] == "delta", "winner"] = "B"
+    lost_once = strong.index[strong["model_a"] == "delta"][0]
+    strong.loc[lost_once, "winner"] = "B"
+    got = rank_systems(strong, n_resamples=200, seed=1)
+    n_invalid = int(got["n_invalid_resamples"].iloc[0])
+    # P(one given battle is left out of a resample of n battles) = (1 - 1/n)^n, about 37%
+    assert 0.2 * 200 < n_invalid < 0.55 * 200
+    assert got["note"].str.contains(f"{n_invalid} of 200 resamples had no finite maximum-likelihood estimate").all()
+    assert "never loses nor ties" in got["note"].iloc[0]
+    delta = got[(got["metric"] == "bt_coefficient") & (got["system"] == "delta")].iloc[0]
+    assert delta["rank"] == 1 and delta["rank_low"] == 1 and np.isfinite(delta["ci_high"])
+    assert str(got["rank"].dtype) == "Int64" and got["method"].str.contains("average system").iloc[0]
