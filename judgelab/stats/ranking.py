@@ -23,7 +23,7 @@ never refitted with a penalty.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -49,16 +49,19 @@ def _check_resampling(n_resamples: int, ci_level: float, seed: int) -> None:
         raise StatsInputError(f"seed must be a whole number >= 0, got {seed!r}")
 
 
-def _resample_weights(battles: Battles, n_resamples: int, seed: int) -> np.ndarray:
-    """(n_resamples, n battles) multiplicities: battles drawn with replacement, or whole clusters."""
+def _resample_weights(battles: Battles, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """Per resample, each battle's multiplicity: battles drawn with replacement, or whole clusters.
+
+    One resample at a time, so memory stays O(battles) however many resamples are asked for.
+    """
     rng = np.random.default_rng(seed)
-    if battles.cluster is None:
-        draws = rng.integers(0, battles.n, size=(n_resamples, battles.n))
-        return np.stack([np.bincount(row, minlength=battles.n) for row in draws]).astype(float)
-    n_clusters = int(battles.cluster.max()) + 1
-    draws = rng.integers(0, n_clusters, size=(n_resamples, n_clusters))
-    counts = np.stack([np.bincount(row, minlength=n_clusters) for row in draws])
-    return counts[:, battles.cluster].astype(float)
+    n_clusters = 0 if battles.cluster is None else int(battles.cluster.max()) + 1
+    for _ in range(n_resamples):
+        if battles.cluster is None:
+            yield np.bincount(rng.integers(0, battles.n, size=battles.n), minlength=battles.n).astype(float)
+        else:
+            counts = np.bincount(rng.integers(0, n_clusters, size=n_clusters), minlength=n_clusters)
+            yield counts[battles.cluster].astype(float)
 
 
 def _level_text(ci_level: float) -> str:
