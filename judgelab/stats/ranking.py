@@ -153,7 +153,7 @@ def rank_systems(
         weights = np.bincount(row_of, weights=battle_weights, minlength=len(data.a))
         values, why = _fit_one(data, weights, data_battles, ties, start=params)
         if values is None:
-            key = why.split(",")[0].split(" so ")[0]
+            key = why.split(", so ")[0].split(":")[0]  # the reason without the systems' list: one count per reason
             invalid_reasons[key] = invalid_reasons.get(key, 0) + 1
         else:
             draws[i] = shifted(values)
@@ -162,7 +162,7 @@ def rank_systems(
     resample_note = ""
     if n_invalid:
         resample_note = (f"{n_invalid} of {n_resamples} resamples had no finite maximum-likelihood estimate and were "
-                         f"left out (" + "; ".join(f"{c}: {r}" for r, c in invalid_reasons.items()) + ")")
+                         f"left out (" + "; ".join(f"{r}: {c}" for r, c in invalid_reasons.items()) + ")")
     alpha = (1 - ci_level) / 2
 
     def interval(column: np.ndarray) -> dict[str, float]:
