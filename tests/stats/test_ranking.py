@@ -7,13 +7,21 @@ battle; each test's docstring states the invariant it checks.
 
 from __future__ import annotations
 
+import inspect
+import warnings
+from collections.abc import Callable
+from typing import Any
+
 import choix
 import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import optimize, special
 
+from judgelab.errors import JudgelabError
 from judgelab.stats import StatsInputError, elo_ratings, rank_systems, win_rate_matrix
 
 NAMES = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
@@ -302,3 +310,26 @@ def test_resamples_without_a_finite_estimate_are_counted_and_left_out() -> None:
     delta = got[(got["metric"] == "bt_coefficient") & (got["system"] == "delta")].iloc[0]
     assert delta["rank"] == 1 and delta["rank_low"] == 1 and np.isfinite(delta["ci_high"])
     assert str(got["rank"].dtype) == "Int64" and got["method"].str.contains("average system").iloc[0]
+
+
+_JUNK = st.one_of(st.integers(-3, 3), st.floats(allow_nan=True), st.text(max_size=8), st.none(), st.booleans(),
+                  st.lists(st.text(max_size=4), max_size=2), st.just(["len_diff"]), st.just("prompt"),
+                  st.just(pd.DataFrame({"x": [1.0]})))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([rank_systems, win_rate_matrix, elo_ratings]), st.data())
+def test_junk_in_any_argument_is_a_judgelab_error(func: Callable[..., pd.DataFrame], data: st.DataObject) -> None:
+    """Invariant: a valid battles frame with a generated junk value (number, NaN, text, None, list, frame) in any one
+    argument either ranks or raises a JudgelabError -- never another exception."""
+    frame, _ = tournament(0, k=4, per_pair=4, n_prompts=5)
+    names = list(inspect.signature(func).parameters)
+    target = data.draw(st.sampled_from(names), label="argument")
+    kwargs: dict[str, Any] = {"battles": frame, **({"n_resamples": 5} if "n_resamples" in names else {})}
+    kwargs[target] = data.draw(_JUNK, label="value")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            func(**kwargs)
+    except JudgelabError:
+        pass
