@@ -11,10 +11,10 @@ or against an average system (coefficient 0) when coefficients sum to zero; opti
 (prompts) when ``cluster=`` is given, and the model refitted on each resample.
 
 Rank intervals: a system's ``rank`` is 1 + the number of systems with a larger coefficient (1 = best); in
-each resample it is ranked the same way, and ``rank_low`` / ``rank_high`` are the lower and upper
-``(1 - ci_level) / 2`` quantiles of its resampled ranks (inverted-CDF quantiles, so they are ranks it
-actually took): with the default 95%, fewer than 2.5% of resamples put it above ``rank_low`` and at most
-2.5% below ``rank_high``.
+each resample it is ranked the same way, and ``rank_low`` / ``rank_high`` are the ``(1 - ci_level) / 2``
+and ``(1 + ci_level) / 2`` quantiles of its resampled ranks (inverted-CDF quantiles, so they are ranks it
+actually took): with the default 95%, fewer than 2.5% of resamples give it a better (smaller) rank than
+``rank_low`` and at most 2.5% a worse (larger) rank than ``rank_high``.
 
 A resample in which some system wins (or loses) every battle it has, or in which the graph of battles
 falls apart, has no finite MLE; it is left out and counted (``n_invalid_resamples`` and the note),
