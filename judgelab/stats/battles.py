@@ -44,6 +44,7 @@ class Battles:
     cluster: np.ndarray | None  # int cluster code per battle
     cluster_name: str | None
     n_ties_dropped: int
+    cluster_names: tuple[str, ...] = ()  # the label of each cluster code, sorted
 
     @property
     def n(self) -> int:
@@ -164,6 +165,7 @@ def read_battles(
     a = np.array([code[s] for s in first], dtype=np.int64)
     b = np.array([code[s] for s in second], dtype=np.int64)
     cluster_codes = None
+    names: list[str] = []
     if labels is not None:
         names = sorted(set(labels))
         cluster_code = {c: i for i, c in enumerate(names)}
@@ -176,5 +178,5 @@ def read_battles(
     return Battles(
         systems=systems, a=a[order], b=b[order], outcome=outcome[order], covariates=x[order],
         covariate_names=covariates, cluster=None if cluster_codes is None else cluster_codes[order],
-        cluster_name=cluster, n_ties_dropped=n_ties,
+        cluster_name=cluster, n_ties_dropped=n_ties, cluster_names=tuple(names),
     )

@@ -32,7 +32,8 @@ import pandas as pd
 from judgelab.stats.battles import Battles, TiePolicy, read_battles, winner_outcomes
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES
 from judgelab.stats.bradley_terry import FitData, collapse, existence_problem, fit, win_probability
-from judgelab.stats.pairing import StatsInputError
+from judgelab.stats.pairing import StatsInputError, is_judgments_table
+from judgelab.stats.ranking_tables import UnscoredPolicy, group_rows, table_battles
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["elo_ratings", "rank_systems", "win_rate_matrix"]
@@ -105,6 +106,9 @@ def rank_systems(
     ties: TiePolicy = "half",
     reference: str | None = None,
     covariates: Sequence[str] = (),
+    judge: str | None = None,
+    by: str | Sequence[str] | None = None,
+    unscored: UnscoredPolicy | None = None,
     n_resamples: int = DEFAULT_RESAMPLES,
     ci_level: float = 0.95,
     seed: int = 0,
@@ -126,8 +130,81 @@ def rank_systems(
     ``term``, ``rank``, ``rank_low``, ``rank_high`` ... and ``note``), system rows ordered by rank; ``n`` is
     the battles a system took part in (every battle for the other rows). A system that wins or loses every
     battle, or a comparison graph in pieces, is refused (:class:`StatsInputError` naming the systems).
+
+    A judgments table (:func:`judgelab.stats.is_judgments_table`) is read as battles too: ``system_a`` /
+    ``system_b`` then name the columns holding the systems of candidates A and B in the ORIGINAL order, and
+    each (item, order) row of one judge is one battle, its ``winner`` (A / B / TIE, in the original labels,
+    as the table stores swapped rows) read as it is. ``judge=`` names the judge when the table has several;
+    ``unscored=`` says how unscored rows count ("tie" or "drop", reported in ``n_unscored`` and the note;
+    without it they are refused); ``cluster`` defaults to ``item_id`` there (an item's two orders are
+    resampled together). See :mod:`judgelab.stats.ranking_tables` for the rules.
+
+    ``by``: columns to split on (``by="judge"``: one ranking per judge side by side); each group is ranked
+    with the same ``seed``, so groups over the same clusters are resampled alike. The group columns lead.
     """
     _check_resampling(n_resamples, ci_level, seed)
+    options: dict[str, Any] = {"ties": ties, "reference": reference, "n_resamples": n_resamples,
+                               "ci_level": ci_level, "seed": seed}
+    if is_judgments_table(battles):
+        if winner != "winner":
+            raise StatsInputError(f"a judgments table keeps its verdicts in 'winner', so winner={winner!r} cannot "
+                                  f"be read: leave winner= out")
+        cover = list(covariates) if not isinstance(covariates, str) else [covariates]
+        cluster_col = "item_id" if cluster is None else cluster
+        blocks = []
+        for keys, rows in group_rows(battles, judge=judge, by=by, value="winner"):
+            read = table_battles(rows, system_a=system_a, system_b=system_b, unscored=unscored,
+                                 carry=[cluster_col, *cover])
+            extra = {"n_unscored": read.n_unscored} if unscored is not None else {}
+            blocks.append((keys, _rank_battles(read.frame, system_a=system_a, system_b=system_b, winner="winner",
+                                               cluster=cluster_col, covariates=cover, note=read.note, extra=extra,
+                                               **options)))
+        return _stack(blocks)
+    if judge is not None or unscored is not None:
+        raise StatsInputError("judge= and unscored= read a judgments table (item_id, judge, criterion, status "
+                              "columns); for a battles frame, filter it to the judge's battles and leave them out")
+    by_cols = [] if by is None else [by] if isinstance(by, str) else list(by)
+    if not by_cols:
+        return _rank_battles(battles, system_a=system_a, system_b=system_b, winner=winner, cluster=cluster,
+                             covariates=covariates, **options)
+    missing = [c for c in by_cols if c not in getattr(battles, "columns", [])]
+    if missing:
+        raise StatsInputError(f"by= names column {missing[0]!r}, which the battles frame does not have")
+    blocks = [(dict(zip(by_cols, key if isinstance(key, tuple) else (key,), strict=True)),
+               _rank_battles(part, system_a=system_a, system_b=system_b, winner=winner, cluster=cluster,
+                             covariates=covariates, **options))
+              for key, part in battles.groupby(by_cols, sort=True, dropna=False)]
+    return _stack(blocks)
+
+
+def _stack(blocks: list[tuple[dict[str, Any], pd.DataFrame]]) -> pd.DataFrame:
+    """The blocks one under another, each block's group keys as leading columns."""
+    frames = []
+    for keys, frame in blocks:
+        for position, (column, value) in enumerate(keys.items()):
+            frame.insert(position, column, value)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _rank_battles(
+    battles: pd.DataFrame,
+    *,
+    system_a: str,
+    system_b: str,
+    winner: str,
+    cluster: str | None,
+    ties: TiePolicy,
+    reference: str | None,
+    covariates: Sequence[str],
+    n_resamples: int,
+    ci_level: float,
+    seed: int,
+    note: str = "",
+    extra: dict[str, Any] | None = None,
+) -> pd.DataFrame:
+    """:func:`rank_systems` on one battles frame; ``note`` and ``extra`` (context columns) join every row."""
+    note_in = note
     data_battles = read_battles(battles, system_a=system_a, system_b=system_b, winner=winner, cluster=cluster,
                                 covariates=covariates, ties=ties)
     systems = data_battles.systems
@@ -185,7 +262,8 @@ def rank_systems(
     fit_text = (f"Bradley-Terry maximum likelihood, logit scale ({_TIES_TEXT[ties]}"
                 + (f"; covariates {', '.join(data_battles.covariate_names)}" if p else "") + ")")
     boot_text = _bootstrap_text(data_battles, n_resamples, ci_level)
-    shared: dict[str, Any] = {"ci_level": ci_level, "n_resamples": n_resamples, "n_invalid_resamples": n_invalid}
+    shared: dict[str, Any] = {"ci_level": ci_level, "n_resamples": n_resamples, "n_invalid_resamples": n_invalid,
+                              **(extra or {})}
     if ties == "drop":
         shared["n_ties_dropped"] = data_battles.n_ties_dropped
     drop_note = f"{data_battles.n_ties_dropped} ties dropped (ties='drop')" if ties == "drop" else ""
@@ -193,7 +271,7 @@ def rank_systems(
     for i in np.argsort(rank, kind="stable"):
         ranks_of = {"rank": int(rank[i]), "rank_low": rank_low[i], "rank_high": rank_high[i]}
         n_i = data_battles.battles_of(int(i))
-        note = join_notes("the reference: fixed at 0" if i == ref else "", drop_note, resample_note)
+        note = join_notes("the reference: fixed at 0" if i == ref else "", note_in, drop_note, resample_note)
         coefficient_rows.append(result_row(
             "bt_coefficient", estimate[i], n=n_i, method=f"{fit_text}, identified against {versus}; {boot_text}",
             **interval(valid[:, i]), system=systems[i], term="", **ranks_of,
@@ -206,7 +284,7 @@ def rank_systems(
             **interval(probability), system=systems[i], term="", **ranks_of,
             **shared, note=note))
     other_rows = []
-    base_note = join_notes(drop_note, resample_note)
+    base_note = join_notes(note_in, drop_note, resample_note)
     for j, name in enumerate(data_battles.covariate_names):
         other_rows.append(result_row(
             "covariate_coefficient", estimate[k + j], n=data_battles.n,
