@@ -172,8 +172,13 @@ def table_scores(rows: pd.DataFrame, *, system: str, score: str, unscored: Liter
         item = per_item.index[per_item > 1][0]
         raise StatsInputError(f"item {item!r} has {int(per_item.max())} rows for one judge: one score per item "
                               f"(merge repeats or orders first, or split them with by=)")
+    if system == score:
+        raise StatsInputError(f"system= and score= both name column {system!r}: name the column of the item's system "
+                              f"and the column of its score")
     mask, note = _unscored(rows, unscored, ("drop",))
-    frame = rows.loc[~mask.to_numpy(), [system, score, "item_id", *[c for c in carry if c not in (system, score, "item_id")]]]
+    kept = rows[~mask.to_numpy()]
+    # a dict keeps one column per name, whichever argument names it
+    frame = pd.DataFrame({c: kept[c].to_numpy() for c in ("item_id", *carry, system, score)}, index=kept.index)
     if frame.empty:
         raise EmptyInputError(f"all {len(rows)} rows are unscored and unscored='drop' drops them: nothing to rank")
     return TableRows(frame=frame, n_unscored=int(mask.sum()), note=note)

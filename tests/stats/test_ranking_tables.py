@@ -8,6 +8,9 @@ stores swapped rows); each test's docstring states the invariant it checks.
 
 from __future__ import annotations
 
+import inspect
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -157,6 +160,12 @@ def test_by_judge_is_each_judge_side_by_side() -> None:
         alone = rank_systems(table, judge=judge, n_resamples=100, seed=3)
         block = side_by_side[side_by_side["judge"] == judge]
         pd.testing.assert_frame_equal(block.reset_index(drop=True), alone.reset_index(drop=True))
+    scores = score_table(7)
+    by_judge = rank_by_score(scores, by="judge", cluster="document_id", n_resamples=100, seed=3)
+    for judge in ("expert", "model"):
+        alone = rank_by_score(scores, judge=judge, cluster="document_id", n_resamples=100, seed=3)
+        block = by_judge[by_judge["judge"] == judge]
+        pd.testing.assert_frame_equal(block.reset_index(drop=True), alone.reset_index(drop=True))
 
 
 def score_table(seed: int, n_docs: int = 30, k: int = 5, judges: tuple[str, ...] = ("expert", "model"),
@@ -265,3 +274,32 @@ def test_summeval_systems_ranked_by_expert_mean(data_dir: object) -> None:
                                rtol=0, atol=1e-12)
     assert result["estimate"].is_monotonic_decreasing and list(result["rank"]) == list(range(1, 13))
     assert (result["rank_low"] <= result["rank_high"]).all()
+
+
+_JUNK = st.one_of(st.integers(-3, 3), st.just(float("nan")), st.text(max_size=6), st.none(), st.just(["model_a"]),
+                  st.just(pd.DataFrame({"x": [1.0]})), st.sampled_from(["judge", "criterion", "model_a", "item_id"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["rank_systems", "rank_by_score", "ranking_agreement"]), st.data())
+def test_junk_in_any_argument_is_a_judgelab_error(name: str, data: st.DataObject) -> None:
+    """Invariant: a valid judgments table with a generated junk value (number, NaN, text, None, list, frame, a column
+    name) in any one argument either ranks or raises a JudgelabError -- never another exception."""
+    from judgelab.errors import JudgelabError
+
+    if name == "rank_systems":
+        func, kwargs = rank_systems, {"battles": verdicts(2, n_items=40, judges=("claude", "gpt")), "judge": "gpt"}
+    elif name == "rank_by_score":
+        func, kwargs = rank_by_score, {"table": score_table(1, n_docs=8), "judge": "model"}
+    else:
+        func, kwargs = ranking_agreement, {"table": score_table(1, n_docs=8), "judges": ["expert", "model"],
+                                           "score": "score"}
+    names = list(inspect.signature(func).parameters)
+    target = data.draw(st.sampled_from(names), label="argument")
+    kwargs = {**kwargs, "n_resamples": 5, target: data.draw(_JUNK, label="value")}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            func(**kwargs)
+    except JudgelabError:
+        pass
