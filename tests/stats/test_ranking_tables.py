@@ -303,3 +303,31 @@ def test_junk_in_any_argument_is_a_judgelab_error(name: str, data: st.DataObject
             func(**kwargs)
     except JudgelabError:
         pass
+
+
+def test_votes_imported_with_candidates_rank_like_the_raw_votes() -> None:
+    """Invariant: Arena / MT-Bench style votes (model_a, model_b in the order shown, winner model_a / model_b / tie)
+    imported with from_frame(candidates=...) -- items re-oriented to the sorted pair, winners flipped to match --
+    rank per judge exactly as each judge's raw votes read as a battles frame, clustered by the same item."""
+    from judgelab.datasets import from_frame
+
+    rng = np.random.default_rng(12)
+    strength = {"m1": 0.8, "m2": 0.3, "m3": -0.2, "m4": -0.9}
+    rows = []
+    for question in range(60):
+        for voter in ("author_0", "author_1"):
+            a, b = rng.choice(list(strength), 2, replace=False)
+            p_a = special.expit(strength[a] - strength[b])
+            u = rng.random()
+            rows.append({"question_id": question, "model_a": a, "model_b": b, "judge": voter,
+                         "winner": "tie" if u > 0.85 else ("model_a" if rng.random() < p_a else "model_b")})
+    votes = pd.DataFrame(rows)
+    table = from_frame(votes, item_id="question_id", judge="judge", winner="winner", candidates=("model_a", "model_b"))
+    ranked = rank_systems(table, system_a="candidate_a", system_b="candidate_b", by="judge", n_resamples=100)
+    for voter in ("author_0", "author_1"):
+        mine = votes[votes["judge"] == voter].copy()
+        low = np.minimum(mine["model_a"], mine["model_b"])
+        high = np.maximum(mine["model_a"], mine["model_b"])
+        mine["item"] = mine["question_id"].astype(str) + ":" + low + ":" + high
+        direct = rank_systems(mine, cluster="item", n_resamples=100)
+        pd.testing.assert_frame_equal(compared(ranked[ranked["judge"] == voter]), compared(direct))
