@@ -331,3 +331,35 @@ def test_votes_imported_with_candidates_rank_like_the_raw_votes() -> None:
         mine["item"] = mine["question_id"].astype(str) + ":" + low + ":" + high
         direct = rank_systems(mine, cluster="item", n_resamples=100)
         pd.testing.assert_frame_equal(compared(ranked[ranked["judge"] == voter]), compared(direct))
+
+
+def _score_coverage(n_sets: int, n_resamples: int, seed0: int) -> tuple[float, float]:
+    """Coverage of the true system means by the mean CIs, and of the true ranks by the rank intervals, on seeded
+    score sets: 40 documents (clusters) x 5 systems, score = 3 + quality + document difficulty + noise."""
+    quality = np.linspace(0.3, -0.3, 5)
+    systems = [f"s{i}" for i in range(5)]
+    mean_hits, rank_hits = [], []
+    for t in range(n_sets):
+        rng = np.random.default_rng(seed0 + t)
+        scores = 3 + quality[None, :] + rng.normal(0, 0.5, 40)[:, None] + rng.normal(0, 1, (40, 5))
+        frame = pd.DataFrame({"system": np.tile(systems, 40), "score": scores.ravel(), "doc": np.repeat(range(40), 5)})
+        got = rank_by_score(frame, cluster="doc", n_resamples=n_resamples, seed=t).set_index("system").loc[systems]
+        mean_hits += list((got["ci_low"] <= 3 + quality) & (3 + quality <= got["ci_high"]))
+        rank_hits += list((got["rank_low"] <= np.arange(1, 6)) & (np.arange(1, 6) <= got["rank_high"]))
+    return float(np.mean(mean_hits)), float(np.mean(rank_hits))
+
+
+def test_rank_by_score_intervals_cover_the_truth() -> None:
+    """Invariant: over 200 seeded score sets with known system means (documents as clusters), the 95% mean CIs hold
+    the true mean in 91-98% of system-sets and the rank intervals hold the true rank in at least 93%."""
+    mean_coverage, rank_coverage = _score_coverage(200, 200, 0)
+    assert 0.91 <= mean_coverage <= 0.98
+    assert rank_coverage >= 0.93
+
+
+@pytest.mark.slow
+def test_rank_by_score_coverage_over_1000_sets() -> None:
+    """Invariant: as above over 1,000 sets and 400 resamples each: mean CIs within 3 points of 95%."""
+    mean_coverage, rank_coverage = _score_coverage(1000, 400, 1000)
+    assert 0.92 <= mean_coverage <= 0.98
+    assert rank_coverage >= 0.95
