@@ -16,6 +16,12 @@ Rows (metric):
   names both sets);
 - ``top_k_differs_resampled``: the share of joint resamples in which the two judges' top-k sets differ.
 
+What the tau interval is not: tau is computed between ESTIMATED rankings, and the noise of each judge's
+estimates pulls it below the tau of the judges' underlying rankings (two judges with the same expected
+ranking rarely give tau 1 on finite data); the percentile interval describes how the estimated tau varies
+over the items, so an interval below 1 does not by itself show that the judges rank the systems differently
+-- compare the rank intervals of :func:`judgelab.stats.rank_systems` / ``rank_by_score(by="judge")``.
+
 A resample in which either judge has no finite estimate (a system winning all its battles, a system
 without scores) is left out of every row and counted (``n_invalid_resamples``).
 """
