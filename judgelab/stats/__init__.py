@@ -71,6 +71,7 @@ from judgelab.stats.pairwise import pairwise_accuracy, pairwise_agreement, pairw
 from judgelab.stats.pairwise_compare import compare_pairwise_judges
 from judgelab.stats.power import n_for_correlation, n_for_correlation_difference, n_for_flip_rate, n_for_kappa
 from judgelab.stats.ranking import elo_ratings, rank_systems, win_rate_matrix
+from judgelab.stats.ranking_corrected import rank_systems_corrected
 from judgelab.stats.ranking_judges import ranking_agreement
 from judgelab.stats.ranking_scores import rank_by_score
 from judgelab.stats.sensitivity import unscored_sensitivity
@@ -140,6 +141,7 @@ __all__ = [
     "projected_width",
     "rank_by_score",
     "rank_systems",
+    "rank_systems_corrected",
     "ranking_agreement",
     "rmse",
     "score_distributions",
