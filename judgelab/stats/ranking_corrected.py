@@ -185,7 +185,8 @@ def rank_systems_corrected(
     if not 0 < ci_level < 1:
         raise StatsInputError(f"ci_level must be between 0 and 1, got {ci_level}")
     tuned = isinstance(lam, str)
-    if tuned and lam != "tuned" or not tuned and not (isinstance(lam, int | float) and 0 <= lam <= 1):
+    if tuned and lam != "tuned" or not tuned and not (isinstance(lam, int | float) and not isinstance(lam, bool)
+                                                        and 0 <= lam <= 1):
         raise StatsInputError(f"lam must be 'tuned' (PPI++) or a number from 0 (classical) to 1 (PPI), got {lam!r}")
     # the project's battle rules (systems, judge winners, clusters), on every battle
     read_battles(battles, system_a=system_a, system_b=system_b, winner=winner, cluster=cluster)
