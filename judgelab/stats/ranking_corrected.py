@@ -172,7 +172,8 @@ def rank_systems_corrected(
     present, as :func:`judgelab.stats.corrected_mean` marks its labelled items. ``ties``: only "half".
     ``reference``: a system fixed at 0 (win probabilities against it); None makes the coefficients sum to 0.
     ``lam``: "tuned" (PPI++) or a number in [0, 1] (1: PPI, 0: classical). ``classical``: also return the
-    classical rows (labelled battles' human verdicts alone, lambda = 0) for comparison.
+    classical rows (labelled battles' human verdicts alone, lambda = 0) for comparison; they are left out
+    when the estimate is itself classical (lam=0, or PPI++ tuned to lambda = 0: its rows say lambda 0).
 
     Returns the tidy frame with ``system``, ``estimator`` ("ppi++", "ppi" or "ppi(lambda)", and
     "classical"), ``lambda``, ``n`` (labelled battles of the system; all labelled battles on summary
