@@ -70,6 +70,10 @@ from judgelab.stats.pairing import (
 from judgelab.stats.pairwise import pairwise_accuracy, pairwise_agreement, pairwise_policy_sensitivity
 from judgelab.stats.pairwise_compare import compare_pairwise_judges
 from judgelab.stats.power import n_for_correlation, n_for_correlation_difference, n_for_flip_rate, n_for_kappa
+from judgelab.stats.ranking import elo_ratings, rank_systems, win_rate_matrix
+from judgelab.stats.ranking_corrected import rank_systems_corrected
+from judgelab.stats.ranking_judges import ranking_agreement
+from judgelab.stats.ranking_scores import rank_by_score
 from judgelab.stats.sensitivity import unscored_sensitivity
 
 __all__ = [
@@ -100,6 +104,7 @@ __all__ = [
     "corrected_mean",
     "correlation",
     "dependent_correlation_test",
+    "elo_ratings",
     "error_metrics",
     "fleiss_kappa",
     "flip_rate",
@@ -134,6 +139,10 @@ __all__ = [
     "per_group_correlations",
     "positive_bias",
     "projected_width",
+    "rank_by_score",
+    "rank_systems",
+    "rank_systems_corrected",
+    "ranking_agreement",
     "rmse",
     "score_distributions",
     "spearman",
@@ -142,6 +151,7 @@ __all__ = [
     "system_pair_accuracy",
     "unscored_sensitivity",
     "vectorized_statistic",
+    "win_rate_matrix",
 ]
 
 
