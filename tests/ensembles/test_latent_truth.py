@@ -3,6 +3,8 @@ judges whose confusion matrices are known, on refusals, and on generated small t
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -198,3 +200,13 @@ def test_generated_small_tables_never_traceback(grid: list[list[str | None]], me
         return
     assert sorted(res.loc[res["metric"] == "accuracy", "judge"]) == ["x", "y", "z"]
     judgments.validate(out)
+
+
+def test_without_crowd_kit_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Invariant: when crowd-kit cannot be imported, a model fit raises a JudgelabError naming judgelab[latent]
+    (simulated by hiding the installed package from the import system); majority needs no library."""
+    monkeypatch.setitem(sys.modules, "crowdkit", None)
+    table = _simulate(n_items=20, seed=9, gold=False)
+    with pytest.raises(JudgelabError, match=r"judgelab\[latent\]"):
+        latent_truth(table, judges=list(ACCURACIES), n_resamples=0)
+    assert len(latent_truth(table, judges=list(ACCURACIES), method="majority", n_resamples=0)) == 5
