@@ -70,7 +70,8 @@ class _Labels:
                                        "(judgelab.judgments.make_table)")
         present = list(dict.fromkeys(table["judge"].dropna().astype(str)))
         if judges is None:
-            chosen, _ = default_raters(present, statistic="latent_truth")
+            # an earlier latent_truth_labels' rater is an aggregate of the judges, never one of them
+            chosen, _ = default_raters([p for p in present if not p.startswith("latent:")], statistic="latent_truth")
             judges = [str(j) for j in chosen]
         if isinstance(judges, str) or not all(isinstance(j, str) for j in judges):
             raise ConfigError(f"judges={judges!r}: pass a list of judge names, e.g. judges={present[:3]!r}")
@@ -225,7 +226,8 @@ def latent_truth(
 
     ``table``: a judgments table holding one question (one criterion, side, condition, repeat, rubric per
     judge; else the call refuses and says which column to filter). ``judges``: two or more judges to model
-    (default: every model judge, or every human annotator, when the table holds only one kind). ``method``:
+    (default: every model judge, or every human annotator, when the table holds only one kind; reference
+    raters, aggregates and ``latent:`` raters are never included by default). ``method``:
     "dawid_skene" (default), "one_coin", "glad", "mace" or "majority"; see the module docstring for what each
     method's ``accuracy`` is. ``value``: the column holding the labels ("verdict", "winner" or "score";
     scores are unordered categories).

@@ -210,3 +210,11 @@ def test_without_crowd_kit_the_error_names_the_extra(monkeypatch: pytest.MonkeyP
     with pytest.raises(JudgelabError, match=r"judgelab\[latent\]"):
         latent_truth(table, judges=list(ACCURACIES), n_resamples=0)
     assert len(latent_truth(table, judges=list(ACCURACIES), method="majority", n_resamples=0)) == 5
+
+
+def test_default_judges_leave_out_gold_and_latent_raters() -> None:
+    """Invariant: without judges=, the model judges are fitted; gold and a latent:<method> rater added earlier are
+    not among them."""
+    table = latent_truth_labels(_simulate(n_items=60, seed=12), judges=list(ACCURACIES), method="majority")
+    res = latent_truth(table, method="majority", n_resamples=0)
+    assert sorted(res.loc[res["metric"] == "accuracy", "judge"]) == sorted(ACCURACIES)
