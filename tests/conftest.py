@@ -33,14 +33,20 @@ def data_dir() -> Path:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--chaos-long", action="store_true", default=False,
                      help="run the long chaos-fuzzer run (marker chaos_long; 20-45 min)")
+    parser.addoption("--long", action="store_true", default=False,
+                     help="run the long simulations (marker long: coverage over 200-1,000 seeded data sets, ~1 min each)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # skipped unless asked for by option, whatever -m a Makefile target passes (a marker expression cannot
     # deselect it reliably: a later -m replaces addopts' -m)
-    if config.getoption("--chaos-long"):
-        return
-    skip = pytest.mark.skip(reason="the long chaos run takes 20-45 min: pass --chaos-long")
+    skips = {
+        "chaos_long": (config.getoption("--chaos-long"),
+                       pytest.mark.skip(reason="the long chaos run takes 20-45 min: pass --chaos-long")),
+        "long": (config.getoption("--long"),
+                 pytest.mark.skip(reason="a long coverage simulation (~1 min): pass --long")),
+    }
     for item in items:
-        if "chaos_long" in item.keywords:
-            item.add_marker(skip)
+        for marker, (wanted, skip) in skips.items():
+            if marker in item.keywords and not wanted:
+                item.add_marker(skip)

@@ -79,9 +79,9 @@ def _public_functions() -> list[tuple[str, Callable[..., Any]]]:
                 found[f"{module.__name__}.{name}"] = value
     for name, probe in probes.PROBES.items():
         found[f"probes.{name}.analyze"] = probe.analyze
-    from judgelab.ensembles import cascades, confidence, panels, review
+    from judgelab.ensembles import cascades, confidence, latent, panels, review
 
-    for module in (panels, cascades, confidence, review):
+    for module in (panels, cascades, confidence, review, latent):
         for name in module.__all__:
             value = getattr(module, name)
             if inspect.isfunction(value):

@@ -284,7 +284,7 @@ def test_rank_intervals_and_coefficient_intervals_cover_the_truth() -> None:
     assert 0.88 <= coef_coverage <= 1.0
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_rank_interval_coverage_over_200_tournaments() -> None:
     """Invariant: as above over 200 tournaments and 400 resamples each: coefficient CIs within 3 points of 95%."""
     rank_coverage, coef_coverage, _, _ = _coverage(200, 400, 1000)

@@ -321,7 +321,7 @@ def test_ppi_covers_where_the_biased_judge_does_not() -> None:
         assert result[f"{what} ppi++"][1] < result[f"{what} classical"][1]
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_coverage_on_1000_tournaments() -> None:
     """The same design on 1,000 tournaments: PPI++ and classical cover within 2.5 points of 95%; judge-only does not."""
     result = coverage(1000)
