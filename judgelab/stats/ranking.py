@@ -33,6 +33,7 @@ from judgelab.stats.battles import Battles, TiePolicy, read_battles, winner_outc
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES
 from judgelab.stats.bradley_terry import FitData, collapse, existence_problem, fit, win_probability
 from judgelab.stats.pairing import StatsInputError, is_judgments_table
+from judgelab.stats.ranking_scores import ranked_frame
 from judgelab.stats.ranking_tables import UnscoredPolicy, group_rows, table_battles
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
@@ -297,10 +298,7 @@ def _rank_battles(
             method=f"Davidson's nu (P(tie) = nu / (e^(d/2) + e^(-d/2) + nu)), from the {fit_text}; {boot_text}",
             **interval(np.exp(valid[:, -1])), system="", term="nu", **shared,
             note=base_note))
-    frame = tidy_frame([*coefficient_rows, *probability_rows, *other_rows], defaults={"system": "", "term": ""})
-    for column in ("rank", "rank_low", "rank_high"):
-        frame[column] = pd.array(frame[column].astype("float64"), dtype="Float64").astype("Int64")
-    return frame
+    return ranked_frame([*coefficient_rows, *probability_rows, *other_rows], defaults={"system": "", "term": ""})
 
 
 def win_rate_matrix(

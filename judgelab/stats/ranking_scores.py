@@ -119,7 +119,13 @@ def _rank_scores(data: ScoreData, *, n_resamples: int, ci_level: float, seed: in
                        rank_high=rank_high[i], ci_level=ci_level, n_resamples=n_resamples,
                        n_invalid_resamples=n_invalid, **extra, note=join_notes(note, resample_note))
             for i in np.argsort(rank, kind="stable")]
-    frame = tidy_frame(rows)
+    return ranked_frame(rows)
+
+
+def ranked_frame(rows: Sequence[dict[str, Any]], defaults: dict[str, Any] | None = None) -> pd.DataFrame:
+    """The tidy frame of ranking rows, its rank columns whole numbers with missing values (``Int64``): rows
+    without a rank (a covariate's, a tie parameter's) leave them empty."""
+    frame = tidy_frame(list(rows), defaults=defaults)
     for column in ("rank", "rank_low", "rank_high"):
         frame[column] = pd.array(frame[column].astype("float64"), dtype="Float64").astype("Int64")
     return frame
