@@ -6,9 +6,16 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+# Generated inputs: a developer's run draws new examples each time (and hypothesis keeps the failures it found
+# in .hypothesis/ to replay them first); CI (.ci/run sets HYPOTHESIS_PROFILE=ci) draws the same examples on
+# every run, so a CI result can be reproduced and a landing does not hang on a lucky draw.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 def _data_dir() -> Path | None:

@@ -189,3 +189,20 @@ def test_the_guard_names_the_argument_and_keeps_the_cause() -> None:
     assert isinstance(info.value.__cause__, KeyError)
     assert typing.get_type_hints(stats.pairwise_accuracy)  # the wrapper keeps the signature and annotations
     assert inspect.signature(stats.pairwise_accuracy).parameters["policy"].default == "exclude"
+
+
+@pytest.mark.parametrize("call", [
+    lambda: judgelab.show(_table(), columns=0),
+    lambda: judgelab.show(_table(), columns=[["item_id"]]),
+    lambda: judgelab.show(_table(), max_rows=-1),
+    lambda: judgelab.stats.n_for_correlation(float("nan")),
+    lambda: judgelab.stats.n_for_correlation(0.3, float("nan")),
+    lambda: judgelab.stats.n_for_correlation_difference(0.5, 0.3, r_between=float("nan")),
+    lambda: probes.self_preference.analyze(_table(), pd.DataFrame({"x": [1.0]})),
+], ids=["show-columns-int", "show-columns-nested", "show-max-rows", "n_for_correlation-nan",
+        "n_for_correlation-null-nan", "n_for_correlation_difference-nan", "self_preference-items-without-ids"])
+def test_junk_the_generated_walks_found_is_a_judgelab_error(call: Callable[[], Any]) -> None:
+    """Values the generated walks drew once (a seeded CI run, an exhaustive walk of 13 junk values over every
+    argument of every public function): each is refused with a JudgelabError, replayed here on every run."""
+    with pytest.raises(JudgelabError):
+        call()

@@ -85,6 +85,10 @@ def analyze(
     n_resamples: int = DEFAULT_RESAMPLES,
 ) -> ProbeResult:
     """Self-preference statistics from a judged table plus the items' generator (and gold) fields."""
+    if not isinstance(items, pd.DataFrame) or "item_id" not in items.columns:
+        raise ConfigError("self_preference.analyze needs the items as a DataFrame with an item_id column "
+                          f"(got {type(items).__name__}" + (f" with columns {list(items.columns)})" if
+                                                            isinstance(items, pd.DataFrame) else ")"))
     items = items.assign(item_id=items["item_id"].astype(str)).set_index("item_id")
     family = model_family(judge_family)
     pairwise = f"{generator_field}_a" in items.columns and f"{generator_field}_b" in items.columns

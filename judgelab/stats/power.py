@@ -129,7 +129,7 @@ def n_for_correlation(
 ) -> pd.DataFrame:
     """Items needed to detect a correlation ``r`` against ``null_r`` (Fisher z, n - 3 variance)."""
     _check(alpha, power)
-    if r == null_r or max(abs(r), abs(null_r)) >= 1:
+    if r == null_r or not (abs(r) < 1 and abs(null_r) < 1):  # written so that NaN fails too
         raise StatsInputError(f"r and null_r must differ and lie in (-1, 1), got {r} and {null_r}")
     effect = np.arctanh(r) - np.arctanh(null_r)
     n = int(np.ceil(((_alpha_z(alpha, alternative) + _z(power)) / effect) ** 2 + 3))
@@ -153,8 +153,10 @@ def n_for_correlation_difference(
     human variable, using Steiger's (1980) covariance of the two z values at the mean r.
     """
     _check(alpha, power)
-    if r1 == r2 or max(abs(r1), abs(r2)) >= 1:
+    if r1 == r2 or not (abs(r1) < 1 and abs(r2) < 1):  # written so that NaN fails too
         raise StatsInputError(f"r1 and r2 must differ and lie in (-1, 1), got {r1} and {r2}")
+    if r_between is not None and not abs(r_between) <= 1:
+        raise StatsInputError(f"r_between must lie in [-1, 1], got {r_between}")
     effect = np.arctanh(r1) - np.arctanh(r2)
     factor = 2.0
     design = "independent samples (n items for each judge)"

@@ -8,9 +8,10 @@ formatted: ``Table.frame`` is the caller's frame, unchanged, for further computa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
@@ -79,7 +80,18 @@ def show(frame: pd.DataFrame, columns: Sequence[str] | None = None, *, max_rows:
     if not isinstance(frame, pd.DataFrame):
         raise TableInputError(f"show() displays a pandas DataFrame, not {type(frame).__name__}; for a probe or "
                               "run result pass its .summary or .table")
+    for name, value, least in (("max_rows", max_rows, 0), ("text_width", text_width, 1)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least):
+            raise TableInputError(f"show() takes {name} as a whole number >= {least} or None, not {value!r}")
+    if isinstance(columns, str):
+        columns = [columns]
+    if columns is not None and (not isinstance(columns, Iterable) or isinstance(columns, bytes | Mapping)):
+        raise TableInputError(f"show() takes columns as a list of column names, not {type(columns).__name__}")
     if columns is not None:
+        columns = list(columns)
+        odd = [c for c in columns if not isinstance(c, Hashable)]
+        if odd:
+            raise TableInputError(f"show() takes columns as a list of column names, and {odd[0]!r} is not a name")
         missing = [c for c in columns if c not in frame.columns]
         if missing:
             raise TableInputError(f"show() was asked for columns {missing}, which the frame does not have "
