@@ -29,11 +29,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from judgelab.rubrics.reply_text import JsonObject
 
-__all__ = ["CONFLICTING", "SCORE_KEYS", "VERDICT_KEYS", "Mark", "json_conflict", "mark_conflict", "verdict_leaves"]
+__all__ = ["CONFLICTING", "SCORE_KEYS", "VERDICT_KEYS", "Mark", "json_conflict", "mark_conflict", "strongest", "verdict_leaves"]
 
 CONFLICTING = "conflicting verdicts"
 SCORE_KEYS = frozenset({"score", "rating", "grade", "final_score", "overall_score", "total_score"})
@@ -60,6 +60,24 @@ def _describe(mark: Mark, shown: Callable[[Any], str]) -> str:
     span = " ".join(mark.text.split())
     span = span if len(span) <= 60 else span[:57] + "..."
     return f"{shown(mark.value)} in {where}{span!r}"
+
+
+class _Tiered(Protocol):
+    @property
+    def tier(self) -> int: ...
+    @property
+    def quoted(self) -> bool: ...
+
+
+_T = TypeVar("_T", bound=_Tiered)
+
+
+def strongest(found: Sequence[_T]) -> _T:
+    """The verdict the tiers pick from ``found`` (in text order): the last of the strongest tier among the
+    judge's own, or among all when every one is quoted."""
+    pool = [f for f in found if not f.quoted] or list(found)
+    tier = min(f.tier for f in pool)
+    return [f for f in pool if f.tier == tier][-1]
 
 
 def mark_conflict(chosen: Mark, marks: Sequence[Mark], *, statement_tier: int, quoted_tier: int,

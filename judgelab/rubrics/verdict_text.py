@@ -66,7 +66,7 @@ from judgelab.rubrics.reply_text import (
     quoted_regions,
     strip_code_fences,
 )
-from judgelab.rubrics.verdict_conflicts import SCORE_KEYS, Mark, mark_conflict
+from judgelab.rubrics.verdict_conflicts import SCORE_KEYS, Mark, mark_conflict, strongest
 
 __all__ = [
     "ScoreCandidate", "TextVerdict", "WinnerCandidate", "read_choice", "read_label", "read_score", "read_winner",
@@ -486,10 +486,7 @@ def read_winner(raw: str) -> TextVerdict:
     if not candidates:
         raise ParseFailure(f"no verdict found: no '[[A]]', '[[A>B]]', 'Output (a) is better', 'Winner: A' "
                            f"or leading label in {_preview(text)}")
-    own = [c for c in candidates if not c.quoted]
-    pool = own or candidates
-    tier = min(c.tier for c in pool)
-    chosen = [c for c in pool if c.tier == tier][-1]  # the last verdict of the strongest tier
+    chosen = strongest(candidates)
     marks = [Mark(c.value, c.start, c.text, c.tier, c.formal, c.quoted) for c in candidates]
     conflict = mark_conflict(Mark(chosen.value, chosen.start, chosen.text, chosen.tier, chosen.formal), marks,
                              statement_tier=2, quoted_tier=2)
@@ -535,10 +532,7 @@ def read_label(raw: str, labels: Sequence[str]) -> TextVerdict:
     if not marks:
         raise ParseFailure(f"no label found: none of {[str(label) for label in labels]} as the answer, in "
                            f"'Label: X' / 'Answer: X' / 'Verdict: X', or opening {_preview(text)}")
-    own = [m for m in marks if not m.quoted]
-    pool = own or marks
-    tier = min(m.tier for m in pool)
-    chosen = [m for m in pool if m.tier == tier][-1]
+    chosen = strongest(marks)
     conflict = mark_conflict(chosen, marks, statement_tier=1, quoted_tier=1)
     if conflict is not None:
         raise ParseFailure(conflict)
