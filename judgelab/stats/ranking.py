@@ -33,22 +33,13 @@ from judgelab.stats.battles import Battles, TiePolicy, read_battles, winner_outc
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES
 from judgelab.stats.bradley_terry import FitData, collapse, existence_problem, fit, win_probability
 from judgelab.stats.pairing import StatsInputError, is_judgments_table
-from judgelab.stats.ranking_scores import ranked_frame
+from judgelab.stats.ranking_scores import check_resampling, ranked_frame
 from judgelab.stats.ranking_tables import UnscoredPolicy, group_rows, table_battles
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["elo_ratings", "rank_systems", "win_rate_matrix"]
 
 _TIES_TEXT = {"half": "ties as half a win each", "drop": "ties dropped", "davidson": "ties by Davidson's model"}
-
-
-def _check_resampling(n_resamples: int, ci_level: float, seed: int) -> None:
-    if not isinstance(n_resamples, int | np.integer) or n_resamples < 1:
-        raise StatsInputError(f"n_resamples must be a positive whole number, got {n_resamples!r}")
-    if not 0 < ci_level < 1:
-        raise StatsInputError(f"ci_level must be between 0 and 1, got {ci_level}")
-    if not isinstance(seed, int | np.integer) or seed < 0:
-        raise StatsInputError(f"seed must be a whole number >= 0, got {seed!r}")
 
 
 def _resample_weights(battles: Battles, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
@@ -143,7 +134,7 @@ def rank_systems(
     ``by``: columns to split on (``by="judge"``: one ranking per judge side by side); each group is ranked
     with the same ``seed``, so groups over the same clusters are resampled alike. The group columns lead.
     """
-    _check_resampling(n_resamples, ci_level, seed)
+    check_resampling(n_resamples, ci_level, seed)
     options: dict[str, Any] = {"ties": ties, "reference": reference, "n_resamples": n_resamples,
                                "ci_level": ci_level, "seed": seed}
     if is_judgments_table(battles):
@@ -318,7 +309,7 @@ def win_rate_matrix(
     (pairs that never met are rows with n 0, NaN and a note). Percentile bootstrap intervals resample
     battles, or whole clusters when ``cluster=`` is given (the same resamples for every pair).
     """
-    _check_resampling(n_resamples, ci_level, seed)
+    check_resampling(n_resamples, ci_level, seed)
     data = read_battles(battles, system_a=system_a, system_b=system_b, winner=winner, cluster=cluster)
     k = data.n_systems
     pair = data.a * k + data.b  # a < b by construction: the first system's share of each pair

@@ -38,8 +38,8 @@ from judgelab.stats.battles import TiePolicy, read_battles
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES
 from judgelab.stats.bradley_terry import collapse
 from judgelab.stats.pairing import StatsInputError, is_judgments_table
-from judgelab.stats.ranking import _check_resampling, _fit_one
-from judgelab.stats.ranking_scores import cluster_resamples, read_scores
+from judgelab.stats.ranking import _fit_one
+from judgelab.stats.ranking_scores import check_resampling, cluster_resamples, read_scores
 from judgelab.stats.ranking_tables import UnscoredPolicy, group_rows, table_battles, table_scores
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
@@ -124,7 +124,7 @@ def ranking_agreement(
     ``cluster``: the unit resampled for BOTH judges at once (``item_id`` when None). ``top_k``: the size of
     the leading set compared. See the module for the rows.
     """
-    _check_resampling(n_resamples, ci_level, seed)
+    check_resampling(n_resamples, ci_level, seed)
     if not isinstance(table, pd.DataFrame) or not is_judgments_table(table):
         raise StatsInputError("ranking_agreement reads a judgments table (item_id, judge, criterion, status columns) "
                               "holding both judges' rows")

@@ -122,6 +122,16 @@ def _rank_scores(data: ScoreData, *, n_resamples: int, ci_level: float, seed: in
     return ranked_frame(rows)
 
 
+def check_resampling(n_resamples: int, ci_level: float, seed: int) -> None:
+    """The ranking functions' resampling arguments, refused in one sentence each."""
+    if not isinstance(n_resamples, int | np.integer) or n_resamples < 1:
+        raise StatsInputError(f"n_resamples must be a positive whole number, got {n_resamples!r}")
+    if not 0 < ci_level < 1:
+        raise StatsInputError(f"ci_level must be between 0 and 1, got {ci_level}")
+    if not isinstance(seed, int | np.integer) or seed < 0:
+        raise StatsInputError(f"seed must be a whole number >= 0, got {seed!r}")
+
+
 def ranked_frame(rows: Sequence[dict[str, Any]], defaults: dict[str, Any] | None = None) -> pd.DataFrame:
     """The tidy frame of ranking rows, its rank columns whole numbers with missing values (``Int64``): rows
     without a rank (a covariate's, a tie parameter's) leave them empty."""
@@ -154,12 +164,7 @@ def rank_by_score(
     resample (e.g. ``document_id``); otherwise items (``item_id`` of a judgments table, rows of a plain frame). Rows: metric ``mean_score`` per system, ordered
     by rank; ``n`` is the system's number of scores.
     """
-    if not isinstance(n_resamples, int | np.integer) or n_resamples < 1:
-        raise StatsInputError(f"n_resamples must be a positive whole number, got {n_resamples!r}")
-    if not 0 < ci_level < 1:
-        raise StatsInputError(f"ci_level must be between 0 and 1, got {ci_level}")
-    if not isinstance(seed, int | np.integer) or seed < 0:
-        raise StatsInputError(f"seed must be a whole number >= 0, got {seed!r}")
+    check_resampling(n_resamples, ci_level, seed)
     if not isinstance(table, pd.DataFrame):
         raise StatsInputError(f"rank_by_score needs a pandas DataFrame, got {type(table).__name__}")
     options = {"n_resamples": n_resamples, "ci_level": ci_level, "seed": seed}
