@@ -74,10 +74,12 @@ from judgelab.stats.ranking import elo_ratings, rank_systems, win_rate_matrix
 from judgelab.stats.ranking_corrected import rank_systems_corrected
 from judgelab.stats.ranking_judges import ranking_agreement
 from judgelab.stats.ranking_scores import rank_by_score
+from judgelab.stats.score_battles import battles_from_scores
 from judgelab.stats.sensitivity import unscored_sensitivity
 
 __all__ = [
     "AGREEMENT_THRESHOLDS",
+    "battles_from_scores",
     "DEFAULT_RESAMPLES",
     "AmbiguousQuestionError",
     "BootstrapResult",
