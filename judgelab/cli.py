@@ -364,7 +364,8 @@ def reproduce(
     n_resamples: int = typer.Option(10_000, min=100, help="Bootstrap resamples per interval (the library default, "
                                     "judgelab.stats.DEFAULT_RESAMPLES; a full reproduce took 1 min 45 s to 3 min 37 s here)."),
     seed: int = typer.Option(0, help="Seed of every resampling."),
-    group: list[str] = typer.Option([], help="Only these groups (summeval, llmbar, openqa, variants, corrected); "
+    group: list[str] = typer.Option([], help="Only these groups (summeval, llmbar, openqa, variants, corrected, "
+                                    "ranking, latent); "
                                     "default all."),
 ) -> None:
     """Regenerate every figure and table the notebooks show, from data; print ONE JSON summary line."""

@@ -24,10 +24,10 @@ from matplotlib.figure import Figure
 
 from judgelab.errors import ConfigError
 from judgelab.stats import DEFAULT_RESAMPLES
-from judgelab.studies import figures, llmbar_study, openqa_study, summeval_study
+from judgelab.studies import figures, llmbar_study, openqa_study, ranking_study, summeval_study
 from judgelab.studies.paper import PAPER_CITATION, PAPER_SHORT, paper_table1
-from judgelab.viz import plots
-from judgelab.viz.style import DPI
+from judgelab.viz import plots, ranking_plots
+from judgelab.viz.style import DPI, FIG_WIDTH, finish, use_style
 
 __all__ = ["COMMAND", "GROUPS", "Artifact", "Settings", "reproduce"]
 
@@ -277,12 +277,108 @@ def corrected_artifacts(settings: Settings) -> list[Artifact]:
     return arts
 
 
+def _per_criterion(draw: Callable[[str, Any], None], caption_text: str, *, height: float) -> Figure:
+    """A 2 x 2 figure, one panel per SummEval criterion, each drawn by ``draw(criterion, ax)``."""
+    with use_style():
+        fig, axes = plt.subplots(2, 2, figsize=(FIG_WIDTH * 1.9, height))
+        for criterion, ax in zip(ranking_study.CRITERIA, axes.ravel(), strict=True):
+            draw(criterion, ax)
+        fig.tight_layout()
+        return finish(fig, caption_text)
+
+
+def ranking_artifacts(settings: Settings) -> list[Artifact]:
+    """10_which_system_is_best: SummEval's 12 systems ranked by the experts and by each judge."""
+    study = summeval_study.load_study(settings.data_dir)
+    src = summeval_study.sources(study)
+    nb = "10_which_system_is_best"
+    kw = dict(n_resamples=settings.n_resamples, seed=settings.seed)
+    by_score = ranking_study.score_rankings(study, **kw)
+    battles = ranking_study.summeval_battles(study)
+    by_battles = ranking_study.battle_rankings(battles, study, **kw)
+    agreement = ranking_study.ranking_agreements(study, **kw)
+    win_rates = ranking_study.expert_win_rates(battles, "relevance", **kw)
+    base = (f"SummEval: 12 systems x 100 documents; human = mean of 3 experts; judges' rate-then-explain scores; "
+            f"data {_src_text(src)}.")
+    ci = _ci(settings) + ", documents resampled; rank intervals: the ranks taken in the central 95% of resamples"
+    human = by_score[by_score["judge"] == summeval_study.HUMAN]
+    bt_human = by_battles[by_battles["judge"] == summeval_study.HUMAN]
+
+    def leaderboard(frame: pd.DataFrame, what: str) -> Callable[[str, Any], None]:
+        def draw(criterion: str, ax: Any) -> None:
+            ranking_plots.plot_leaderboard(frame[frame["criterion"] == criterion], ax=ax, title=f"{criterion} ({what})")
+        return draw
+
+    def bump(criterion: str, ax: Any) -> None:
+        ranking_plots.plot_ranking_by_judge(by_score[by_score["criterion"] == criterion], ax=ax, title=criterion)
+
+    return [
+        Artifact("ranking_by_score", nb, f"Each rater's ranking by mean score, per criterion. {base} {ci}.", src,
+                 table=by_score),
+        Artifact("ranking_battles", nb, "Per-document battles implied by each rater's scores (higher score wins, "
+                 f"equal scores tie). {base}", src, table=battles),
+        Artifact("ranking_by_battles", nb, f"Bradley-Terry rankings of the per-document battles (ties as half a win), "
+                 f"per rater and criterion. {base} {ci}.", src, table=by_battles),
+        Artifact("ranking_agreement", nb, "Kendall's tau between the experts' and each judge's score ranking, per "
+                 f"criterion, and each ranking's probability of a changed top-3 set. {base} {ci}.", src,
+                 table=agreement),
+        Artifact("ranking_win_rates_relevance", nb, f"The experts' pairwise win rates on relevance. {base} {ci}.",
+                 src, table=win_rates),
+        Artifact("ranking_leaderboard_experts", nb, f"Leaderboard from the experts' mean scores. {base} {ci}.", src,
+                 figure=_per_criterion(leaderboard(human, "expert mean score"), f"{base} {ci}.", height=9.5),
+                 tables=["ranking_by_score"]),
+        Artifact("ranking_leaderboard_experts_battles", nb, "Leaderboard from Bradley-Terry fits to the experts' "
+                 f"per-document battles. {base} {ci}.", src,
+                 figure=_per_criterion(leaderboard(bt_human, "Bradley-Terry, expert battles"), f"{base} {ci}.",
+                                       height=9.5), tables=["ranking_by_battles"]),
+        Artifact("ranking_by_judge", nb, f"How the ranking by mean score moves with the judge. {base} {ci}.", src,
+                 figure=_per_criterion(bump, f"{base} {ci}.", height=11), tables=["ranking_by_score"]),
+        Artifact("ranking_win_rates_relevance_fig", nb, f"The experts' pairwise win rates on relevance. {base} {ci}.",
+                 src, figure=ranking_plots.plot_win_rate_heatmap(
+                     win_rates, order=bt_human[(bt_human["criterion"] == "relevance")
+                                               & (bt_human["metric"] == "bt_coefficient")]["system"].tolist(),
+                     title="Experts, relevance: win rate of row vs column", caption_text=f"{base} {ci}.").figure,
+                 tables=["ranking_win_rates_relevance"]),
+    ]
+
+
+LATENT_RESAMPLES = 100  # each resample refits the latent model by EM: 100 refits keep a reproduce run short
+
+
+def latent_artifacts(settings: Settings) -> list[Artifact]:
+    """10_which_system_is_best: judge accuracy estimated without labels (OpenQA), against the human verdicts."""
+    from judgelab.ensembles import latent_truth
+
+    results = openqa_study.load_judges(settings.data_dir)
+    src = openqa_study.sources(results)
+    table = openqa_study.combined_table(results)
+    frames = [latent_truth(table, judges=list(openqa_study.OPENQA_JUDGES), method=method, gold=openqa_study.HUMAN,
+                           n_resamples=LATENT_RESAMPLES, seed=settings.seed)
+              for method in ("majority", "dawid_skene", "one_coin")]
+    latent = pd.concat(frames, ignore_index=True)
+    base = (f"OpenQA-eval (NQ-open, 1,490 question/answer pairs): GPT-4, text-davinci-003 and BEM verdicts; the "
+            f"models see only the 3 judges' verdicts; actual = agreement with the human majority verdict; data "
+            f"{_src_text(src)}.")
+    ci = (f"95% percentile bootstrap CIs, {LATENT_RESAMPLES} resamples of question/answer pairs (each refits the "
+          f"model), seed {settings.seed}")
+    nb = "10_which_system_is_best"
+    return [
+        Artifact("latent_reliability", nb, f"Estimated (latent truth) and actual judge accuracy. {base} {ci}.", src,
+                 table=latent),
+        Artifact("latent_reliability_fig", nb, f"Judge accuracy estimated without labels vs measured. {base} {ci}.",
+                 src, figure=ranking_plots.plot_judge_reliability(latent, caption_text=f"{base} {ci}.").figure,
+                 tables=["latent_reliability"]),
+    ]
+
+
 GROUPS: dict[str, Callable[[Settings], list[Artifact]]] = {
     "summeval": summeval_artifacts,
     "llmbar": llmbar_artifacts,
     "openqa": openqa_artifacts,
     "variants": variants_artifacts,
     "corrected": corrected_artifacts,
+    "ranking": ranking_artifacts,
+    "latent": latent_artifacts,
 }
 
 

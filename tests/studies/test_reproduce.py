@@ -17,7 +17,9 @@ FIGURES = ("summeval_meta_forest", "summeval_meta_by_criterion", "summeval_mae_v
            "openqa_agreement_fig", "openqa_errors_fig", "variants_prompt_styles_fig",
            "variants_prompt_styles_by_criterion", "corrected_coverage_fig", "corrected_one_draw_summeval",
            "corrected_one_draw_openqa", "corrected_one_draw_llmbar", "corrected_label_budget_summeval",
-           "corrected_label_budget_openqa", "corrected_cascade_fig")
+           "corrected_label_budget_openqa", "corrected_cascade_fig", "ranking_leaderboard_experts",
+           "ranking_leaderboard_experts_battles", "ranking_by_judge", "ranking_win_rates_relevance_fig",
+           "latent_reliability_fig")
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +106,7 @@ def test_unknown_group_and_too_few_resamples_fail_clearly(tmp_path: Path) -> Non
         reproduce(tmp_path, groups=("nope",))
     with pytest.raises(ValueError, match="at least 100"):
         reproduce(tmp_path, n_resamples=10)
-    assert set(GROUPS) == {"summeval", "llmbar", "openqa", "variants", "corrected"}
+    assert set(GROUPS) == {"summeval", "llmbar", "openqa", "variants", "corrected", "ranking", "latent"}
 
 
 def test_cli_reproduce_prints_one_json_line(data_dir: Path, tmp_path: Path) -> None:
