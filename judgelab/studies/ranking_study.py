@@ -16,7 +16,7 @@ import pandas as pd
 from judgelab import stats
 from judgelab.studies.summeval_study import HUMAN, SummEvalStudy
 
-__all__ = ["CRITERIA", "RANKERS", "battle_rankings", "expert_win_rates", "ranking_agreements", "score_rankings",
+__all__ = ["CRITERIA", "RANKERS", "battle_rankings", "corrected_battles", "expert_win_rates", "ranking_agreements", "score_rankings",
            "summeval_battles"]
 
 CRITERIA: tuple[str, ...] = ("coherence", "consistency", "fluency", "relevance")
@@ -75,3 +75,21 @@ def ranking_agreements(study: SummEvalStudy, *, n_resamples: int, seed: int, top
             result.insert(0, "criterion", criterion)
             frames.append(result)
     return pd.concat(frames, ignore_index=True)
+
+
+def corrected_battles(battles: pd.DataFrame, judge: str, criterion: str, *, n_labelled: int,
+                      seed: int) -> pd.DataFrame:
+    """One criterion's battles with the judge's verdict on every battle (``winner``) and the experts' verdict
+    (``human``) kept on ``n_labelled`` battles drawn at random (seeded), as a study that paid for that many human
+    comparisons would have them; ``labelled`` marks them."""
+    part = battles[battles["criterion"] == criterion]
+    key = ["document_id", "system_a", "system_b"]
+    judged = part[part["judge"] == judge][[*key, "winner"]]
+    human = part[part["judge"] == HUMAN][[*key, "winner"]].rename(columns={"winner": "human"})
+    both = judged.merge(human, on=key, how="inner", validate="one_to_one")
+    if len(both) < n_labelled:
+        raise ValueError(f"only {len(both)} battles hold both verdicts; cannot label {n_labelled}")
+    chosen = both.sample(n=n_labelled, random_state=seed).index
+    both["labelled"] = both.index.isin(chosen)
+    both.loc[~both["labelled"], "human"] = None
+    return both.reset_index(drop=True)
