@@ -13,7 +13,7 @@ LATEST ?= .venv-latest
 PANDAS2 ?= .venv-pandas2
 # pingouin 0.7 (in the lock) needs pandas 2.3; 0.6.1 is its last release that accepts 2.2
 PANDAS2_PINS := pandas==2.2.3 pingouin==0.6.1
-PYTEST := -m pytest -q --durations=25
+PYTEST := -m pytest -q --durations=25 -n 2 --dist loadfile
 # uv syncs $(VENV) (.venv unless overridden) with the Python $(PY) and never downloads a Python of its own
 export UV_PROJECT_ENVIRONMENT := $(abspath $(VENV))
 export UV_PYTHON := $(PY)
