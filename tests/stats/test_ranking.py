@@ -285,11 +285,16 @@ def test_rank_intervals_and_coefficient_intervals_cover_the_truth() -> None:
 
 
 @pytest.mark.long
-def test_rank_interval_coverage_over_200_tournaments() -> None:
-    """Invariant: as above over 200 tournaments and 400 resamples each: coefficient CIs within 3 points of 95%."""
-    rank_coverage, coef_coverage, _, _ = _coverage(200, 400, 1000)
-    assert rank_coverage >= 0.93
-    assert 0.92 <= coef_coverage <= 0.98
+@pytest.mark.timeout(3600)  # a long simulation: minutes on an idle machine, more on a shared one
+def test_rank_interval_coverage_over_1000_tournaments() -> None:
+    """Invariant: as above over 1,000 tournaments and 200 resamples each (about 6 min): rank intervals hold the true
+    rank in at least 95% of system-tournaments; coefficient CIs within 4 points of 95% (the percentile interval
+    with 40 prompt clusters runs a little short of nominal: it measured 92.6% here). Prints both with the widths."""
+    rank_coverage, coef_coverage, rank_width, coef_width = _coverage(1000, 200, 5000)
+    print(f"rank intervals: coverage {rank_coverage:.4f}, mean width {rank_width:.3f} ranks; coefficient CIs: "
+          f"coverage {coef_coverage:.4f}, mean width {coef_width:.3f}")
+    assert rank_coverage >= 0.95
+    assert 0.91 <= coef_coverage <= 0.99
 
 
 def test_resamples_without_a_finite_estimate_are_counted_and_left_out() -> None:

@@ -322,6 +322,7 @@ def test_ppi_covers_where_the_biased_judge_does_not() -> None:
 
 
 @pytest.mark.long
+@pytest.mark.timeout(3600)  # a long simulation: minutes on an idle machine, more on a shared one
 def test_coverage_on_1000_tournaments() -> None:
     """The same design on 1,000 tournaments: PPI++ and classical cover within 2.5 points of 95%; judge-only does not."""
     result = coverage(1000)
