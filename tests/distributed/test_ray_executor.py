@@ -229,3 +229,31 @@ def test_a_killed_driver_resumes_from_its_partitions(cluster, tmp_path):
     assert rerun_calls == n - answered
     assert {p.name: p.stat().st_mtime_ns for p in parts.glob("block-*.parquet") if p.name in before} == before
     _same_rows(expected, again.table, resumed=True)
+
+
+def test_cli_run_with_ray_writes_partitions_and_the_run_folder(cluster, tmp_path):
+    """`judgelab run --ray ADDRESS --workers N` (in this process, through typer's runner, joined to the module's
+    cluster): one JSON summary line, the run folder's table equal to the single-process one, its partitions
+    readable as the same table, and the key named by --api-key-env used by the workers but written nowhere."""
+    from typer.testing import CliRunner
+
+    from judgelab.cli import app
+
+    items = _items(7)
+    data = tmp_path / "items.jsonl"
+    data.write_text("".join(json.dumps(i) + "\n" for i in items), encoding="utf-8")
+    out = tmp_path / "out"
+    with StubServer(_answer) as srv:
+        expected = _single(items, srv)
+        base = srv.count
+        ran = CliRunner().invoke(app, ["run", "--rubric", "direct_score", "--data", str(data), "--model", MODEL,
+                                       "--api-base", srv.base_url, "--api-key-env", KEY_ENV, "--no-cache",
+                                       "--ray", cluster, "--workers", "2", "--block-size", "3", "--out", str(out)])
+        assert srv.count - base == 7 and set(srv.auth_headers[base:]) == {f"Bearer {SECRET}"}
+    assert ran.exit_code == 0, ran.output
+    summary = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert summary["api_calls"] == 7 and summary["judgments"] == len(expected)
+    _same_rows(expected, judgelab.load(out / "judgments.parquet"))
+    _same_rows(expected, judgments.load(out / "partitions" / ".."))
+    assert len(list((out / "partitions").glob("block-*.parquet"))) == 3
+    assert _files_hold(out, SECRET.encode()) == []
