@@ -89,6 +89,10 @@ def _public_functions() -> list[tuple[str, Callable[..., Any]]]:
     found["judgments.majority"] = judgments.majority
     found["judgments.combine"] = judgments.combine
     found["distributed.RayExecutor"] = judgelab.distributed.RayExecutor  # a class: its constructor checks everything
+    from judgelab.distributed import data as ray_data_steps
+
+    for name in ray_data_steps.__all__:
+        found[f"distributed.data.{name}"] = getattr(ray_data_steps, name)
     return sorted(found.items())
 
 

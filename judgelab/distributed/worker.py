@@ -128,6 +128,10 @@ class BlockJudge:
     async def _judge(self, jobs: list[Job]) -> list[dict[str, Any]]:
         queue = list(reversed(jobs))
         rows: list[dict[str, Any]] = []
+        # with a budget, an earlier request's end may free room another worker waits for: report each at once;
+        # without one, finishes only feed the progress bar: report them in batches (a Ray call costs CPU)
+        batch = 1 if self.engine.config.max_cost_usd is not None else 32
+        finished: list[int] = []
 
         async def worker() -> None:
             while queue:
@@ -140,10 +144,15 @@ class BlockJudge:
                 for row in done:
                     row["_order"] = job.order
                 rows.extend(done)
-                self.ledger.finish.remote([job.order])
+                finished.append(job.order)
+                if len(finished) >= batch:
+                    self.ledger.finish.remote(finished[:])
+                    finished.clear()
                 await asyncio.sleep(0)  # cache hits never wait: let the calls in flight read their replies
 
         await asyncio.gather(*(worker() for _ in range(max(1, min(self.concurrency, len(jobs))))))
+        if finished:
+            self.ledger.finish.remote(finished)
         return rows
 
     def ping(self) -> bool:

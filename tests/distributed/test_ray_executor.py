@@ -257,3 +257,44 @@ def test_cli_run_with_ray_writes_partitions_and_the_run_folder(cluster, tmp_path
     _same_rows(expected, judgments.load(out / "partitions" / ".."))
     assert len(list((out / "partitions").glob("block-*.parquet"))) == 3
     assert _files_hold(out, SECRET.encode()) == []
+
+
+def _call_endpoint(batch: pd.DataFrame, url: str) -> pd.DataFrame:
+    """The recipe's call step: POST each payload to the OpenAI-compatible endpoint, keep the body as text."""
+    import urllib.request
+
+    bodies = []
+    for payload in batch["payload"]:
+        req = urllib.request.Request(f"{url}/chat/completions", data=payload.encode(), method="POST",
+                                     headers={"content-type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as reply:
+            bodies.append(reply.read().decode())
+    return batch.assign(response=bodies)
+
+
+def test_ray_data_recipe_gives_the_judgments_table(cluster):
+    """The docs' Ray Data recipe (request_rows -> the endpoint -> judgment_rows -> assemble, each a map_batches
+    step over batches of 4 items): the same rows as judgelab.run against the same endpoint with the same run id
+    and no re-ask, except latency, attempts and creation time (how the answer was obtained), in the same order;
+    every 5th answer is not JSON, so parse_error rows go through the recipe too."""
+    from judgelab.distributed.data import assemble, judgment_rows, request_rows
+
+    def answer(body):
+        text = _answer(body)
+        return "I cannot say." if "Question 5" in json.dumps(body["messages"]) or "Question 10" in \
+            json.dumps(body["messages"]) else text
+
+    items = _items(11)
+    with StubServer(answer) as srv:
+        options = {"rubric": "direct_score", "model": MODEL, "api_base": srv.base_url, "run_id": "recipe"}
+        expected = judgelab.run(items, "direct_score", MODEL, api_base=srv.base_url, run_id="recipe", max_reasks=0,
+                                cache=False, progress=False)
+        frame = pd.DataFrame(items).assign(item_position=range(len(items)))
+        ds = ray.data.from_pandas(frame)
+        ds = ds.map_batches(request_rows, batch_format="pandas", batch_size=4, fn_kwargs=options)
+        ds = ds.map_batches(_call_endpoint, batch_format="pandas", batch_size=4, fn_kwargs={"url": srv.base_url})
+        ds = ds.map_batches(judgment_rows, batch_format="pandas", batch_size=4, fn_kwargs=options)
+        table = assemble(ds.to_pandas())
+    assert (expected["status"] == "parse_error").sum() > 0
+    cols = [c for c in expected.columns if c not in (*VOLATILE, "attempts")]
+    pd.testing.assert_frame_equal(expected[cols].reset_index(drop=True), table[cols].reset_index(drop=True))
