@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import tempfile
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -114,6 +115,7 @@ class RayExecutor:
         self.api_key_env = api_key_env
         self.init_options = dict(init_options or {})
         self.actors: list[Any] = []  # the worker actors of the current (or last) run
+        self._stop = threading.Event()
 
     def __repr__(self) -> str:
         return (f"RayExecutor(address={self.address!r}, workers={self.workers}, block_size={self.block_size}, "
@@ -156,6 +158,11 @@ class RayExecutor:
                               "to its workers; put the key in the workers' environment (RayExecutor(api_key_env=...))")
 
     # -- the run -------------------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Stop the run in progress (its actors are killed; written partitions stay): judgelab.arun calls it when
+        its task is cancelled."""
+        self._stop.set()
+
     def execute(self, items: Any, rubric: Any, model: Any, config: Any, cache: Any, *, t0: float,
                 cpu0: float) -> Any:
         """Judge the run on the cluster; the :class:`judgelab.RunResult` of the whole run (blocks written by an
@@ -166,6 +173,7 @@ class RayExecutor:
         from judgelab.rubrics import load_rubric
 
         ray = _ray()
+        self._stop.clear()
         self._check_secrets(config)
         if isinstance(rubric, str | Path):
             rubric = load_rubric(rubric)
@@ -227,11 +235,15 @@ class RayExecutor:
                  *(w.configure.remote(rubric, model_name, caller, config, worker_cache, self.api_key_env, ledger)
                    for w in workers)]
         try:
-            ray.get(ready)
+            _get(ray, ready)
         except ray.exceptions.RayActorError:  # an idle actor went away with its machine: start afresh
             _POOLS.clear()
             return self._drive(ray, plan, done, out, rubric, model_name, caller, config, cache_obj, cache, show=show,
                                t0=t0, cpu0=cpu0)
+        except JudgelabError:  # refused before any call (an unknown price, a missing key variable): the actors stay
+            pool.ledgers.append(ledger)
+            pool.workers.extend(workers)
+            raise
         healthy = set(range(len(workers)))
         todo = [i for i in range(len(plan.blocks)) if i not in done_set and plan.blocks[i]]
         todo.reverse()
@@ -246,6 +258,8 @@ class RayExecutor:
                    leave=True)
         try:
             while todo or running:
+                if self._stop.is_set():  # the caller was interrupted (Ctrl-C, a cancelled task)
+                    raise KeyboardInterrupt
                 while todo and idle:
                     index, worker = todo.pop(), idle.pop()
                     running[worker.judge.remote(index, plan.blocks[index])] = (index, worker)
@@ -253,7 +267,7 @@ class RayExecutor:
                 for ref in ready:
                     index, worker = running.pop(ref)
                     try:
-                        block = ray.get(ref)
+                        block = _get(ray, ref)
                     except ray.exceptions.RayActorError:  # the actor died (killed, its node lost): the block is lost
                         lost.append(index)
                         healthy.discard(next(i for i, w in enumerate(workers) if w is worker))
@@ -306,6 +320,17 @@ class RayExecutor:
         faults.update(block.faults)
         if block.aborted is not None:
             aborted.append(block.aborted)
+
+
+def _get(ray: Any, refs: Any) -> Any:
+    """ray.get, with a judgelab error raised in an actor (an unknown price, a missing key variable) re-raised as
+    itself: one sentence, not Ray's wrapped traceback."""
+    try:
+        return ray.get(refs)
+    except ray.exceptions.RayTaskError as exc:
+        if isinstance(exc.cause, JudgelabError):
+            raise exc.cause from None
+        raise
 
 
 @dataclasses.dataclass

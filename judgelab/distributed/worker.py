@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
+import math
 import os
 from collections import Counter
 from pathlib import Path
@@ -98,6 +99,14 @@ class BlockJudge:
         self.engine = engine_for(pd.DataFrame({"item_id": []}), rubric, model, config, self.cache, caller,
                                  budget=RemoteBudget(ledger, config.max_cost_usd))
         self.concurrency = config.concurrency
+        if config.max_cost_usd is not None:  # a price registered on the driver only (litellm.register_model) is
+            from judgelab.backends.pricing import UnknownPriceError, estimate_call_cost  # unknown here
+
+            probe = estimate_call_cost(model, [{"role": "user", "content": "price probe"}], 1)[1]
+            if math.isnan(probe):
+                raise UnknownPriceError(f"max_cost_usd is set but litellm on the Ray workers knows no price for model "
+                                        f"{model!r} (litellm.register_model on the driver does not reach them); put "
+                                        "it in the price map the workers load, or run without a budget")
         return True
 
     async def judge(self, index: int, jobs: list[Job]) -> BlockResult:

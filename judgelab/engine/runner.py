@@ -685,7 +685,11 @@ async def arun(
             raise ConfigError(f"executor must be None or a judgelab.distributed.RayExecutor, not "
                               f"{type(executor).__name__}")
         # the driver waits on the cluster in a thread: a notebook's event loop stays free
-        result = await asyncio.to_thread(executor.execute, items, rubric, model, config, cache, t0=t0, cpu0=cpu0)
+        try:
+            result = await asyncio.to_thread(executor.execute, items, rubric, model, config, cache, t0=t0, cpu0=cpu0)
+        except asyncio.CancelledError:  # Ctrl-C in a notebook: the driver's thread stops and kills its actors
+            executor.stop()
+            raise
         return result if return_stats else result.table
     engine, _, jobs, own_cache = _prepare(items, rubric, model, config, cache)
     try:

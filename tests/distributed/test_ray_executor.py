@@ -298,3 +298,21 @@ def test_ray_data_recipe_gives_the_judgments_table(cluster):
     assert (expected["status"] == "parse_error").sum() > 0
     cols = [c for c in expected.columns if c not in (*VOLATILE, "attempts")]
     pd.testing.assert_frame_equal(expected[cols].reset_index(drop=True), table[cols].reset_index(drop=True))
+
+
+def test_a_price_the_workers_do_not_know_is_one_sentence(cluster, tmp_path):
+    """A model priced only on the driver (litellm.register_model in this process) with a budget: the workers
+    cannot reserve, and the run stops before any call with the workers' UnknownPriceError, not Ray's traceback."""
+    import litellm
+
+    from judgelab.backends.pricing import UnknownPriceError
+
+    litellm.register_model({"openai/driver-only-price": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6,
+                                                         "litellm_provider": "openai", "mode": "chat"}})
+    with StubServer(_answer) as srv:
+        with pytest.raises(UnknownPriceError, match="does not reach them") as err:
+            judgelab.run(_items(3), "direct_score", "openai/driver-only-price", api_base=srv.base_url, cache=False,
+                         progress=False, max_cost_usd=1.0,
+                         executor=judgelab.distributed.RayExecutor(workers=1, out=tmp_path / "o"))
+        assert srv.count == 0
+    assert "Traceback" not in str(err.value)
