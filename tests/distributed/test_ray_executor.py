@@ -148,6 +148,8 @@ def test_a_killed_worker_loses_nothing_and_a_rerun_makes_only_the_missing_calls(
         before = srv.count
         again = _distributed(items, srv, make(), cache=tmp_path / "run.sqlite", concurrency=2)
         rerun_calls = srv.count - before
+    print(f"worker killed: {written} of 6 blocks written, {answered} answers cached, {before - base} requests "
+          f"sent before the rerun, rerun calls {rerun_calls}")  # the counts for the report (pytest -s)
     assert rerun_calls == 24 - answered  # only the requests no cache held
     assert again.stats.api_calls == rerun_calls and again.stats.cache_hits == answered - written * 4
     judgments.validate(again.table)  # unique keys: nothing duplicated
@@ -226,6 +228,8 @@ def test_a_killed_driver_resumes_from_its_partitions(cluster, tmp_path):
             workers=2, block_size=3, out=out, worker_cache=worker_cache, api_key_env=KEY_ENV), concurrency=2,
             cache=tmp_path / "run.sqlite")
         rerun_calls = srv.count - calls_before
+    print(f"driver killed: {len(before)} of 6 blocks written, {answered} answers cached, {calls_before} requests "
+          f"sent before the rerun (18 single-process), rerun calls {rerun_calls}")  # for the report (pytest -s)
     assert rerun_calls == n - answered
     assert {p.name: p.stat().st_mtime_ns for p in parts.glob("block-*.parquet") if p.name in before} == before
     _same_rows(expected, again.table, resumed=True)
