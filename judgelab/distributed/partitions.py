@@ -57,10 +57,16 @@ def check_manifest(out: Path, manifest: dict[str, Any]) -> None:
             raise PartitionsError(f"{folder} holds the partitions of another run (its {', '.join(changed)} differ); "
                                   "choose another output folder or remove that one to start over")
         return
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".manifest.{os.getpid()}.json"
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".manifest.{os.getpid()}.json"
+        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        why = ("part of that path is a file, not a folder" if isinstance(exc, FileExistsError | NotADirectoryError)
+               else exc.strerror or str(exc))
+        raise PartitionsError(f"cannot write the partitions folder {folder}: {why}; give another output folder") \
+            from None
 
 
 def written_blocks(out: Path) -> list[int]:

@@ -48,3 +48,9 @@ def test_a_folder_of_another_run_is_refused(tmp_path):
     check_manifest(tmp_path, {"run_id": "run-1", "block_size": 4})  # the same run: resumed
     with pytest.raises(PartitionsError, match="block_size"):
         check_manifest(tmp_path, {"run_id": "run-1", "block_size": 8})
+
+
+def test_an_output_folder_under_a_file_is_one_sentence(tmp_path):
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    with pytest.raises(PartitionsError, match="part of that path is a file"):
+        check_manifest(tmp_path / "file" / "out", {"run_id": "run-1"})
