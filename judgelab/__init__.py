@@ -62,10 +62,12 @@ _GUARDED = frozenset({"from_frame", "load_rubric", "panel", "cascade", "report",
 
 __all__ = ["COLUMNS", "STATUSES", "JudgelabError", "aggregate_repeats", "fill_unscored", "load", "make_table", "save",
            "validate", "__version__", *_LAZY,
-           "stats", "datasets", "probes", "rubrics", "ensembles", "studies", "viz", "engine", "backends"]
+           "stats", "datasets", "probes", "rubrics", "ensembles", "studies", "viz", "engine", "backends",
+           "distributed"]
 
 
-_SUBPACKAGES = ("stats", "datasets", "probes", "rubrics", "ensembles", "studies", "viz", "engine", "backends")
+_SUBPACKAGES = ("stats", "datasets", "probes", "rubrics", "ensembles", "studies", "viz", "engine", "backends",
+                "distributed")
 
 
 def __getattr__(name: str) -> Any:

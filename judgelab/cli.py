@@ -205,6 +205,13 @@ def run(
     rubric_param: ParamOption = None,
     retry_unscored: bool = typer.Option(False, "--retry-unscored", help="Ask again the requests whose cached "
                                         "answer ended unscored (parse error, refusal, empty); others stay cached."),
+    ray: str | None = typer.Option(None, "--ray", metavar="ADDRESS", help="Judge on Ray actors: 'local' (a new "
+                                   "local Ray), 'auto' (this machine's cluster) or a cluster address; finished blocks "
+                                   "are written under --out/partitions, and a rerun judges only the missing ones. The "
+                                   "workers read the key from their own environment (--api-key-env names it)."),
+    workers: int = typer.Option(2, "--workers", min=1, help="Ray actors (with --ray), each running --concurrency calls."),
+    block_size: int = typer.Option(256, "--block-size", min=1, help="Items per block (with --ray): the unit written "
+                                   "and resumed."),
 ) -> None:
     """Judge every item of --data with --rubric on --model; print ONE JSON summary line on stdout."""
     import judgelab
@@ -214,6 +221,14 @@ def run(
     params = _key_values(rubric_param or [], "--param")
     rub = load_rubric(rubric, **params)
     key = _api_key(api_key_env)
+    executor = None
+    if ray is not None:
+        from judgelab.distributed import RayExecutor
+
+        # the key stays in the environment: the workers read it there, no task argument carries it
+        executor = RayExecutor(None if ray == "local" else ray, workers=workers, block_size=block_size, out=out,
+                               api_key_env=api_key_env)
+        key = None
     if model.startswith("local/"):
         typer.echo(EMBEDDED_NOTE, err=True)
     kwargs: dict[str, Any] = dict(
@@ -228,7 +243,8 @@ def run(
         return
     _check_out_dir(out)
     try:
-        result = judgelab.run(data, rub, model, return_stats=True, progress=True, **kwargs)
+        result = judgelab.run(data, rub, model, return_stats=True, progress=True,
+                              **kwargs, **({"executor": executor} if executor is not None else {}))
     except RunAborted as aborted:
         from judgelab.engine.run_folder import RunFolderError
 

@@ -377,17 +377,45 @@ def _fsync(path: str | os.PathLike[str]) -> None:
 
 # the table files a run folder holds (judgelab run / probe write both), in the order load() prefers them
 _RUN_FOLDER_TABLES: tuple[str, ...] = ("judgments.parquet", "judgments.jsonl")
+# a distributed run's folder (judgelab.distributed.RayExecutor): one Parquet file per finished block, read in order
+PARTITIONS_DIR = "partitions"
+
+
+def _read_partitions(folder: Path) -> pd.DataFrame | None:
+    """The block files of a distributed run's folder as one table (block order), or None when there are none."""
+    parts = sorted(p for p in (folder / PARTITIONS_DIR).glob("block-*.parquet") if p.is_file())
+    if not parts:
+        return None
+    frames = []
+    for part in parts:
+        try:
+            frames.append(pd.read_parquet(part))
+        except OSError as exc:
+            raise JudgmentsFileError(f"cannot read the partition {part}: {exc.strerror or exc}") from None
+        except (ValueError, TypeError) as exc:
+            raise JudgmentsFileError(f"the partition {part} is not a Parquet file "
+                                     f"({' '.join(str(exc).split())[:160]})") from None
+    table = pd.concat(frames, ignore_index=True)
+    try:
+        return validate(table)
+    except JudgmentsTableError as exc:
+        raise JudgmentsTableError(f"{folder / PARTITIONS_DIR}: {exc}") from exc
 
 
 def load(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read a table written by :func:`save` (Parquet or JSONL) and validate it.
 
     ``path`` may also be a run folder (``judgelab run --out``): its ``judgments.parquet``, else its
-    ``judgments.jsonl``.
+    ``judgments.jsonl``, else the partitions a distributed run wrote (``partitions/block-*.parquet``, read
+    as one table in block order).
     """
     path = Path(path)
     if path.is_dir():
         found = [path / name for name in _RUN_FOLDER_TABLES if (path / name).is_file()]
+        if not found and (path / PARTITIONS_DIR).is_dir():
+            parts = _read_partitions(path)
+            if parts is not None:
+                return parts
         if not found:
             raise JudgmentsFileNotFoundError(
                 f"folder {path} holds no judgments table ({' or '.join(_RUN_FOLDER_TABLES)}); "

@@ -88,6 +88,11 @@ def _public_functions() -> list[tuple[str, Callable[..., Any]]]:
                 found[f"{module.__name__}.{name}"] = value
     found["judgments.majority"] = judgments.majority
     found["judgments.combine"] = judgments.combine
+    found["distributed.RayExecutor"] = judgelab.distributed.RayExecutor  # a class: its constructor checks everything
+    from judgelab.distributed import data as ray_data_steps
+
+    for name in ray_data_steps.__all__:
+        found[f"distributed.data.{name}"] = getattr(ray_data_steps, name)
     return sorted(found.items())
 
 
@@ -169,7 +174,8 @@ def test_model_paths_refuse_bad_arguments_before_any_call() -> None:
                  lambda: judgelab.run_grid(items, ["no_such_rubric"], ["some-model"]),
                  lambda: judgelab.batch_run(items, "no_such_rubric", "some-model", state_path="batch.json"),
                  lambda: judgelab.reparse(42, "direct_score"),
-                 lambda: probes.position(items, "no_such_rubric", "some-model")):
+                 lambda: probes.position(items, "no_such_rubric", "some-model"),
+                 lambda: judgelab.run(items, "direct_score", "some-model", executor=42)):
         assert _outcome(call, {}) is None
 
 

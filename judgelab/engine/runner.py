@@ -61,7 +61,7 @@ from judgelab.rubrics.base import JudgeRequest, ParsedRow, ParseFailure, RowKey,
 
 __all__ = ["REASK_TEMPLATE", "JudgeObjectError", "Reply", "RunAborted", "RunEstimate", "RunResult", "RunStats",
            "aestimate", "arun", "engine_for", "estimate", "item_order_seed", "open_cache", "resolve_model", "run",
-           "run_cells"]
+           "run_cells", "check_budget_prices", "finish_stats"]
 
 REASK_TEMPLATE = (
     "Your previous reply could not be used: {reason}. Reply again with only the answer, "
@@ -293,7 +293,10 @@ class _Engine:
         estimate = 0.0
         if self.config.max_cost_usd is not None:  # token counting costs CPU: only when a budget needs it
             _, estimate = estimate_call_cost(self.model, messages, params.get("max_tokens"))
-        if not self.budget.try_reserve(estimate):
+        granted = self.budget.try_reserve(estimate)
+        if inspect.isawaitable(granted):  # a budget held elsewhere (judgelab.distributed's ledger actor)
+            granted = await granted
+        if not granted:
             return Reply(None, False, 0, key, SKIPPED_BUDGET,
                          f"budget of {self.config.max_cost_usd} USD reached before this call")
 
@@ -625,6 +628,7 @@ async def arun(
     progress: bool = True,
     return_stats: bool = False,
     dry_run: bool = False,
+    executor: Any = None,
 ) -> pd.DataFrame | RunResult:
     """Judge ``items`` with ``rubric`` on ``model``; return the judgments table (or a RunResult).
 
@@ -660,6 +664,9 @@ async def arun(
     cost already); an answer cut off because the thinking used the token budget is a parse error whose
     reason starts with "thinking only".
     return_stats: return a :class:`RunResult` (table + :class:`RunStats`) instead of the table.
+    executor: where the requests are judged; None (this process) or a
+    :class:`judgelab.distributed.RayExecutor` (Ray actors over a cluster: the same table, one budget, finished
+    blocks written as partitions so that a rerun judges only what is missing).
     To see calls, tokens and cost before spending, use :func:`estimate` (same arguments).
     """
     t0, cpu0 = time.perf_counter(), time.process_time()
@@ -673,6 +680,17 @@ async def arun(
         warnings.warn("run(..., dry_run=True) is replaced by judgelab.estimate(...), which takes the same "
                       "arguments; this returns its RunEstimate", FutureWarning, stacklevel=3)
         return await _estimate_with(items, rubric, model, config, cache)  # type: ignore[return-value]
+    if executor is not None:
+        if not callable(getattr(executor, "execute", None)):
+            raise ConfigError(f"executor must be None or a judgelab.distributed.RayExecutor, not "
+                              f"{type(executor).__name__}")
+        # the driver waits on the cluster in a thread: a notebook's event loop stays free
+        try:
+            result = await asyncio.to_thread(executor.execute, items, rubric, model, config, cache, t0=t0, cpu0=cpu0)
+        except asyncio.CancelledError:  # Ctrl-C in a notebook: the driver's thread stops and kills its actors
+            executor.stop()
+            raise
+        return result if return_stats else result.table
     engine, _, jobs, own_cache = _prepare(items, rubric, model, config, cache)
     try:
         result = await run_cells([(engine, jobs)], concurrency=concurrency, progress=progress,
@@ -734,7 +752,9 @@ async def aestimate(items: Any, rubric: Rubric | str, model: str | Any = "local/
 # estimate takes what run takes (shift-tab shows the same options), except the flags about what run returns
 aestimate.__signature__ = inspect.signature(arun).replace(  # type: ignore[attr-defined]
     parameters=[p for p in inspect.signature(arun).parameters.values()
-                if p.name not in ("return_stats", "dry_run", "progress")],
+                if p.name not in ("return_stats", "dry_run", "progress", "executor")],
     return_annotation=RunEstimate)
+# what an executor running the planned requests elsewhere (judgelab.distributed) shares with this runner
+check_budget_prices, finish_stats = _check_budget_prices, _finish
 run = sync_twin(arun, "run")
 estimate = sync_twin(aestimate, "estimate")
