@@ -1,0 +1,14 @@
+"""Human labels collected in the notebook: questions, an append-only label store, and a labelling session.
+
+questions (``Question``: a score on a scale with anchors, a label from a set, a pairwise winner, a note;
+``read_questions`` reads a rubric or small mappings), store (``LabelStore``: the append-only SQLite file of
+labelling events, safe for several annotators and across kernel restarts), session (``LabelSession``: label,
+undo, skip, resume, and the labels as a judgments table). ``judgelab.viz.Labeler`` is the widget over a session.
+"""
+
+from judgelab.labels.questions import LabelError, Question, read_questions
+from judgelab.labels.session import LabelSession, human_judge
+from judgelab.labels.store import STORE_VERSION, LabelStore, LabelStoreError
+
+__all__ = ["STORE_VERSION", "LabelError", "LabelSession", "LabelStore", "LabelStoreError", "Question",
+           "human_judge", "read_questions"]
