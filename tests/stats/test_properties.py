@@ -319,6 +319,9 @@ def test_every_public_statistic_is_covered_or_said_why_not() -> None:
         # a battles frame with judge and human verdict columns, not a judgments table:
         # tests/stats/test_ranking_corrected.py checks its refusals and row-order / side invariance
         "rank_systems_corrected",
+        # a draw of items to label, not an estimate: tests/labels/test_selection.py checks its probabilities,
+        # seeding and refusals (one row per item of the judge, else refused)
+        "select_for_labelling",
     }
     public = {n for n in stats.__all__ if callable(getattr(stats, n)) and not isinstance(getattr(stats, n), type)}
     covered = set(STATISTICS) | {"fleiss_kappa", "krippendorff_alpha", "icc"}
