@@ -16,13 +16,14 @@ after every answer (``judgelab.labels.feedback.live_feedback``).
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import ipywidgets as w
 import pandas as pd
 
 from judgelab.errors import JudgelabError
+from judgelab.labels.feedback import feedback_html, live_feedback
 from judgelab.labels.questions import Question
 from judgelab.labels.session import LabelSession
 from judgelab.viz.widgets import (
@@ -43,14 +44,16 @@ KEY_HELP = "keys: digits = score / label, a / b / t = left / right / tie, n = sa
 class Labeler(LabelSession):
     """A labelling widget over ``items_or_table`` (see :class:`judgelab.labels.LabelSession` for the arguments).
 
-    ``show_gold``: also show the item's gold / reference fields. ``feedback``: a function of the Labeler
-    returning HTML, called after every stored answer (e.g. ``functools.partial(live_feedback, ...)``).
+    ``show_gold``: also show the item's gold / reference fields. ``feedback``: the statistics shown after every
+    stored answer -- True for :func:`judgelab.labels.feedback.live_feedback`'s defaults, a mapping of its
+    arguments (``{"question": "coherence", "weights": selection}``), or a function of the Labeler returning HTML.
     Display it as the last expression of a cell (or ``labeler.widget``).
     """
 
     def __init__(self, items_or_table: pd.DataFrame, questions: Any, annotator: str, store: Any, *,
                  items: pd.DataFrame | None = None, judge: str | None = None, order: Any = None, seed: int = 0,
-                 show_gold: bool = False, feedback: Callable[[Labeler], str] | None = None) -> None:
+                 show_gold: bool = False,
+                 feedback: bool | Mapping[str, Any] | Callable[[Labeler], str] | None = None) -> None:
         super().__init__(items_or_table, questions, annotator, store, items=items, judge=judge, order=order,
                          seed=seed)
         self.show_gold = bool(show_gold)
@@ -81,6 +84,7 @@ class Labeler(LabelSession):
         self.widget = w.VBox([self.header, self.bar, self.view, w.HBox([self.verdict_toggle]), self.verdict_view,
                               *rows, w.HBox([self.keys, *buttons]), w.HTML(f"<small>{KEY_HELP}</small>"),
                               self.message, self.stats])
+        self._refresh_feedback()
         self.render()
 
     # ------------------------------------------------------------------------------------------ controls
@@ -120,6 +124,37 @@ class Labeler(LabelSession):
                 self._syncing = False
         if all(n in self.pending for n in self._required()):
             self.press("n")
+
+    # ------------------------------------------------------------------------------------------ actions
+
+    def label(self, item_id: Any, **answers: Any) -> int:
+        action = super().label(item_id, **answers)
+        self._refresh_feedback()
+        self.render()
+        return action
+
+    def skip(self, item_id: Any = None) -> int:
+        action = super().skip(item_id)
+        self.render()
+        return action
+
+    def undo(self) -> str | None:
+        item = super().undo()
+        self._refresh_feedback()
+        self.render()
+        return item
+
+    def _refresh_feedback(self) -> None:
+        if not self.feedback:
+            return
+        if callable(self.feedback):
+            self.stats.value = self.feedback(self)
+            return
+        options = dict(self.feedback) if isinstance(self.feedback, Mapping) else {}
+        try:
+            self.stats.value = feedback_html(live_feedback(self, **options))
+        except JudgelabError as exc:
+            self.stats.value = f"<i>{html.escape(str(exc))}</i>"
 
     # ------------------------------------------------------------------------------------------ keys
 
@@ -171,8 +206,6 @@ class Labeler(LabelSession):
             self.label(item, **answers)
         if self.current == item:  # still incomplete: pass it by, as "n" promises to move on
             self.skip(item)
-        if self.feedback is not None:
-            self.stats.value = self.feedback(self)
 
     def _toggled(self, change: dict[str, Any]) -> None:
         if change["new"] and self.current is not None and not self.verdict_was_shown(self.current):
