@@ -110,7 +110,7 @@ class LabelSession:
             self.items = self._items(items_or_table)
             ids = list(self.items.index)
         self.order: list[str] = _order(order, ids)
-        self._known = set(self.order)
+        self._known = set(ids)  # every item may be labelled (and is in table()); order is the sequence offered
         self._shown_at: dict[str, float] = {}
         self.current: str | None = self.next_item()
         self._mark_shown()
@@ -147,7 +147,7 @@ class LabelSession:
     def progress(self) -> tuple[int, int]:
         """(items with every question answered by this annotator, items to label)."""
         answers = self.store.answers(self.annotator)
-        done = answers[answers["item_id"].isin(self._known)].groupby("item_id")["question"].agg(set)
+        done = answers[answers["item_id"].isin(set(self.order))].groupby("item_id")["question"].agg(set)
         need = set(self._required())
         return int(sum(1 for qs in done if need <= qs)), len(self.order)
 
@@ -181,7 +181,7 @@ class LabelSession:
         if key is None:
             raise LabelError("every item is labelled; pass an item_id to change an answer")
         if key not in self._known:
-            raise LabelError(f"unknown item id {key!r}: it is not among the {len(self.order)} items of this labeller")
+            raise LabelError(f"unknown item id {key!r}: it is not among the {len(self._known)} items of this labeller")
         return key
 
     def _mark_shown(self) -> None:
@@ -237,9 +237,12 @@ class LabelSession:
             return None
         events = self.store.events(self.annotator)
         item = str(events.loc[events["action"] == action, "item_id"].iloc[0])
-        if item in self._known:
+        if item in set(self.order):  # back on the item whose answer was taken back
             self.current = item
             self._shown_at[item] = time.monotonic()
+        else:
+            self.current = self.next_item()
+            self._mark_shown()
         return item
 
     def reveal_verdict(self, item_id: Any = None) -> pd.DataFrame:
