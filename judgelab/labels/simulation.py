@@ -27,13 +27,14 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from judgelab.labels.questions import LabelError
 from judgelab.stats.corrected.means import estimate_method
 from judgelab.stats.corrected.ppi import Sample
 from judgelab.stats.corrected.weighted import weighted_estimate
 from judgelab.stats.selection import inclusion_probabilities, stratified_allocation, systematic_sample
 from judgelab.stats.tidy import result_row, tidy_frame
 
-__all__ = ["SCALES", "Scale", "selection_coverage", "simulated_data"]
+__all__ = ["SCALES", "Scale", "released_coverage", "selection_coverage", "simulated_data"]
 
 Scale = Literal["binary", "1-5"]
 SCALES: tuple[str, ...] = ("binary", "1-5")
@@ -86,8 +87,7 @@ def selection_coverage(n_sims: int = 200, *, scales: Sequence[Scale] = SCALES,
     ``ci_low`` / ``ci_high`` its Wilson 95% interval, ``mean_width``, and ``width_vs_random`` (the mean width
     relative to "random" on the same data sets). Every strategy sees the same data sets.
     """
-    rows = []
-    z = float(special.ndtri(0.975))
+    rows: list[dict] = []
     for scale in scales:
         hits = {s: 0 for s in strategies}
         widths: dict[str, list[float]] = {s: [] for s in strategies}
@@ -98,16 +98,49 @@ def selection_coverage(n_sims: int = 200, *, scales: Sequence[Scale] = SCALES,
                 low, high = _interval(strategy, y, f, u, budget, method, ci_level, rng)
                 hits[strategy] += int(low <= y.mean() <= high)
                 widths[strategy].append(high - low)
-        base = float(np.mean(widths["random"])) if "random" in widths else float("nan")
-        for strategy in strategies:
-            p = hits[strategy] / n_sims
-            centre = (p + z * z / (2 * n_sims)) / (1 + z * z / n_sims)
-            half = z * np.sqrt(p * (1 - p) / n_sims + z * z / (4 * n_sims ** 2)) / (1 + z * z / n_sims)
-            width = float(np.mean(widths[strategy]))
-            rows.append(result_row(
-                "coverage", p, ci_low=centre - half, ci_high=centre + half, n=n_sims,
-                method=(f"share of {ci_level:.0%} {method} intervals holding the mean of all {n_items} gold values, "
-                        f"{budget} labels drawn '{strategy}', over {n_sims} seeded data sets; Wilson 95% interval"),
-                scale=scale, strategy=strategy, nominal=ci_level, mean_width=width, width_vs_random=width / base,
-                seed=seed))
+        rows += _coverage_rows(hits, widths, n_sims, scale, seed, ci_level,
+                               f"{method} intervals holding the mean of all {n_items} gold values, {budget} labels "
+                               "drawn '{strategy}', over " f"{n_sims} seeded data sets")
     return tidy_frame(rows)
+
+
+def _coverage_rows(hits: dict[str, int], widths: dict[str, list[float]], n_sims: int, scale: str, seed: int,
+                   ci_level: float, what: str) -> list[dict]:
+    """One coverage row per strategy: the share with its Wilson 95% interval, mean width, width vs random."""
+    z = float(special.ndtri(0.975))
+    base = float(np.mean(widths["random"])) if "random" in widths else float("nan")
+    rows = []
+    for strategy in hits:
+        p = hits[strategy] / n_sims
+        centre = (p + z * z / (2 * n_sims)) / (1 + z * z / n_sims)
+        half = z * np.sqrt(p * (1 - p) / n_sims + z * z / (4 * n_sims ** 2)) / (1 + z * z / n_sims)
+        width = float(np.mean(widths[strategy]))
+        rows.append(result_row(
+            "coverage", p, ci_low=centre - half, ci_high=centre + half, n=n_sims,
+            method=f"share of {ci_level:.0%} " + what.format(strategy=strategy) + "; Wilson 95% interval",
+            scale=scale, strategy=strategy, nominal=ci_level, mean_width=width, width_vs_random=width / base,
+            seed=seed))
+    return rows
+
+
+def released_coverage(judge: Sequence[float], gold: Sequence[float], uncertainty: Sequence[float], *,
+                      budget: int = 40, n_sims: int = 200, strategies: Sequence[str] = ("random", "active"),
+                      method: str = "ppi++", ci_level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Repeated labelling plans on a released data set: the judge's value, the released human label and the
+    judge's uncertainty per item (aligned arrays); each of ``n_sims`` seeded draws labels ``budget`` items per
+    strategy, and its interval either holds the mean of every human label or not. Rows as
+    :func:`selection_coverage` (``scale`` is "released")."""
+    y, f, u = (np.asarray(v, dtype=float) for v in (gold, judge, uncertainty))
+    if not len(y) == len(f) == len(u) or not np.all(np.isfinite(np.concatenate([y, f, u]))):
+        raise LabelError("judge, gold and uncertainty must be finite values for the same items")
+    widths: dict[str, list[float]] = {s: [] for s in strategies}
+    hits = {s: 0 for s in strategies}
+    for k in range(n_sims):
+        rng = np.random.default_rng([seed, 99, k])
+        for strategy in strategies:
+            low, high = _interval(strategy, y, f, u, budget, method, ci_level, rng)
+            hits[strategy] += int(low <= y.mean() <= high)
+            widths[strategy].append(high - low)
+    return tidy_frame(_coverage_rows(hits, widths, n_sims, "released", seed, ci_level,
+                                     f"{method} intervals holding the mean of all {len(y)} released labels, {budget} "
+                                     "labels drawn '{strategy}', over " f"{n_sims} seeded draws"))

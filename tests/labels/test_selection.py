@@ -93,10 +93,10 @@ def test_weighted_corrected_mean_reads_the_selection_and_refuses_disagreement() 
                                method=["classical", "ppi", "ppi++"])
     means = out[out["metric"] == "mean"]
     assert means["method"].str.contains("Zrnic & Candès").all() and (means["n_labelled"] == 40).all()
-    # classical with weights is the Horvitz-Thompson mean: Σ y / π over the labelled items, divided by N
+    # classical with weights is the weighted (Hájek) mean of the labels: Σ y/π / Σ 1/π over the labelled items
     pi = active.set_index("item_id")["inclusion_probability"]
-    ht = sum(y[int(i[1:])] / p for i, p in pi.items()) / 120
-    assert means.set_index("estimator").loc["classical", "estimate"] == pytest.approx(ht)
+    hajek = sum(y[int(i[1:])] / p for i, p in pi.items()) / sum(1 / p for p in pi)
+    assert means.set_index("estimator").loc["classical", "estimate"] == pytest.approx(hajek)
     review = stats.select_for_labelling(table, judge="judge", budget=40, strategy="disagreement")
     with pytest.raises(CorrectionError, match="'disagreement' selection picks items for review"):
         stats.corrected_mean(_labelled(table, y, review), judge="judge", gold="gold", weights=review)
@@ -105,6 +105,20 @@ def test_weighted_corrected_mean_reads_the_selection_and_refuses_disagreement() 
     with pytest.raises(CorrectionError, match="with weights="):
         stats.corrected_mean(_labelled(table, y, active), judge="judge", gold="gold", weights=active,
                              method="calibrated")
+
+
+def test_equal_probabilities_give_ppi_with_the_judge_mean_over_all_items() -> None:
+    """Invariant: with every π equal, the weighted estimate is PPI's, the judge's mean taken over all items, and its
+    variance PPI's (ddof 0): the weights change nothing but the weighting."""
+    rng = np.random.default_rng(5)
+    f = rng.integers(1, 6, 300).astype(float)
+    y = np.clip(f + rng.integers(-1, 2, 300), 1, 5)
+    g = np.where(rng.random(300) < 0.15, y, np.nan)
+    lab = ~np.isnan(g)
+    out = stats.corrected_mean(judge=f, gold=g, method="ppi", weights=np.full(300, 0.15))
+    row = out[out["metric"] == "mean"].iloc[0]
+    assert row["estimate"] == pytest.approx(f.mean() + np.mean(y[lab] - f[lab]))
+    assert row["std_error"] ** 2 == pytest.approx(np.var(y[lab] - f[lab]) / lab.sum() + np.var(f) / 300)
 
 
 def test_the_unweighted_path_gives_the_numbers_it_gave_before_weights() -> None:

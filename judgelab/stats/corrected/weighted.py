@@ -1,17 +1,20 @@
 """Corrected means when the labelled items were drawn with unequal probabilities (active statistical inference).
 
 Zrnic & Candès (ICML 2024, "Active statistical inference") label item i with a known probability π_i --
-larger where the judge is less sure -- and reweight each labelled residual by 1/π_i. Over all N judged items,
-with ξ_i = 1 when item i was labelled,
+larger where the judge is less sure -- and reweight each labelled item by w_i = 1/π_i. Over the N judged items,
+with the judge's value f on every item and gold y on the labelled set L, the estimate is
 
-    Z_i = λ·f_i + (y_i − λ·f_i)·ξ_i / π_i,        estimate = mean(Z),      variance = var(Z) / N,
+    λ·mean(f over all N) + Σ_L w·(y − λf) / Σ_L w,
 
-which is unbiased for the mean of y whatever λ, provided every π_i > 0 (an item that could never be labelled
-is a hole no weight fills: the selection mixes uniform probability in for that reason). λ = 0 is the
-Horvitz-Thompson mean of the labels ("classical"), λ = 1 is weighted PPI ("ppi"), and "ppi++" takes the λ in
-[0, 1] minimising the plug-in variance of Z, as the paper's power tuning does. The interval is normal, as in
-the paper; it treats the draws as independent (Poisson sampling), which is conservative for a fixed-size
-draw without replacement.
+the judge's mean plus the weighted (Hájek) mean of the residuals on the labelled items. Normalising by Σ w
+rather than by N (the Horvitz-Thompson form) keeps the residuals centred: a judge biased by a constant, as judges
+on a 1-5 scale often are, would otherwise make every reweighted residual large and the interval wide. With
+equal probabilities it is PPI's estimate with the judge's mean taken over all items. The variance is
+Σ_L w²(r − r̄_w)² / (Σ_L w)² + λ²·var(f)/N (r = y − λf; ddof 0, as ppi-python), the interval normal. λ = 0 is
+the weighted mean of the labels ("classical"), λ = 1 weighted PPI ("ppi"), and "ppi++" takes the λ in [0, 1]
+that minimises this variance, as the paper's power tuning does. Every π must be positive: an item that could
+never be labelled is a hole no weight fills, which is why the selection mixes uniform probability in. The
+Hájek ratio is consistent, with a bias of order 1/n.
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ __all__ = ["WEIGHTED_METHODS", "weighted_estimate"]
 WEIGHTED_METHODS: tuple[str, ...] = ("classical", "ppi", "ppi++")
 
 
-def _tuned_lambda(a: np.ndarray, b: np.ndarray) -> float:
-    """argmin over λ in [0, 1] of var(a + λ·b): −cov(a, b) / var(b), clipped (0 when b is constant)."""
-    var_b = float(np.var(b))
-    if not var_b > 0:
+def _tuned_lambda(w: np.ndarray, dy: np.ndarray, df: np.ndarray, var_f: float, total: int) -> float:
+    """argmin over λ in [0, 1] of Σ w²(dy − λ·df)² / (Σ w)² + λ²·var_f / N (0 when nothing varies)."""
+    scale = float(np.sum(w)) ** 2
+    denominator = float(np.sum(w ** 2 * df ** 2)) / scale + var_f / total
+    if not denominator > 0:
         return 0.0
-    return float(np.clip(-np.mean((a - a.mean()) * (b - b.mean())) / var_b, 0.0, 1.0))
+    return float(np.clip(float(np.sum(w ** 2 * dy * df)) / scale / denominator, 0.0, 1.0))
 
 
 def weighted_estimate(sample: Sample, pi: np.ndarray, method: str) -> Estimate:
@@ -48,19 +52,22 @@ def weighted_estimate(sample: Sample, pi: np.ndarray, method: str) -> Estimate:
     if len(pi) != sample.n or not np.all((pi > 0) & (pi <= 1)):
         raise CorrectionError("every labelled item needs an inclusion probability in (0, 1]; an item drawn with "
                               "probability 0 cannot be reweighted")
-    total = sample.n + sample.n_unlabelled
-    f = np.concatenate([sample.yhat, sample.yhat_u])
-    labelled_weight = np.concatenate([1.0 / pi, np.zeros(sample.n_unlabelled)])
-    y = np.concatenate([sample.y, np.zeros(sample.n_unlabelled)])
-    a = y * labelled_weight  # the Horvitz-Thompson part
-    b = f * (1.0 - labelled_weight)  # what the judge adds: zero in expectation for each item
+    w = 1.0 / pi
+    f_all = np.concatenate([sample.yhat, sample.yhat_u])
+    total = len(f_all)
+    var_f = float(np.var(f_all))
+    dy = sample.y - np.sum(w * sample.y) / np.sum(w)
+    df = sample.yhat - np.sum(w * sample.yhat) / np.sum(w)
     lam = {"classical": 0.0, "ppi": 1.0}.get(method)
     if lam is None:
-        lam = _tuned_lambda(a, b)
-    z = a + lam * b
-    estimate = float(z.mean())
-    psi = (z - estimate) / total
-    variance = float(np.sum(psi ** 2))
-    est = Estimate(estimate, estimate, variance, float("inf"), psi[:sample.n], psi[sample.n:])
+        lam = _tuned_lambda(w, dy, df, var_f, total)
+    residual = sample.y - lam * sample.yhat
+    centre = float(np.sum(w * residual) / np.sum(w))
+    estimate = lam * float(f_all.mean()) + centre
+    # per-item contributions: the labelled items' weighted residuals, every item's share of the judge's mean
+    psi_l = w * (residual - centre) / np.sum(w)
+    psi_f = lam * (f_all - f_all.mean()) / total
+    variance = float(np.sum(psi_l ** 2) + np.sum(psi_f ** 2))
+    est = Estimate(estimate, estimate, variance, float("inf"), psi_l + psi_f[:sample.n], psi_f[sample.n:])
     est.detail["lambda"] = lam
     return est
