@@ -167,8 +167,8 @@ class LabelSession:
         return shown_order(self.seed, self.annotator, str(item_id)) if self.pairwise else None
 
     def verdict_was_shown(self, item_id: str) -> bool:
-        live = self.store.live(self.annotator)
-        return bool(((live["kind"] == "show_verdict") & (live["item_id"] == str(item_id))).any())
+        """Whether this annotator revealed the judge's verdict on the item (a reveal is never undone)."""
+        return self.store.has_event(self.annotator, "show_verdict", str(item_id))
 
     def verdict(self, item_id: str) -> pd.DataFrame:
         """The judge's rows for the item (empty without a judgments table)."""

@@ -209,6 +209,12 @@ class LabelStore:
         frame["action"] = frame["action"].where(frame["action"] >= 0, frame["event_id"])
         return frame
 
+    def has_event(self, annotator: str, kind: str, item_id: str) -> bool:
+        """Whether ``annotator`` wrote an event of ``kind`` about ``item_id`` (retracted or not)."""
+        row = self._db.execute("SELECT 1 FROM events WHERE annotator = ? AND kind = ? AND item_id = ? LIMIT 1",
+                               (annotator, kind, item_id)).fetchone()
+        return row is not None
+
     def _live_actions(self, annotator: str) -> list[int]:
         frame = self.events(annotator)
         retracted = set(frame.loc[frame["kind"] == "retract", "retracts"].dropna().astype(int))

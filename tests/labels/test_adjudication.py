@@ -16,7 +16,7 @@ ITEMS = pd.DataFrame({"item_id": [f"i{k}" for k in range(5)], "response": list("
 QUESTIONS = [{"name": "quality", "kind": "score", "scale": 5}, {"name": "safe", "kind": "label", "labels": ["y", "n"]}]
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(["ann", "bob", "cy"]), st.integers(0, 4), st.integers(1, 5)),
                 max_size=20), st.data())
 def test_queue_and_adjudicated_rater_partition_the_items(tmp_path_factory: pytest.TempPathFactory,

@@ -45,7 +45,7 @@ def _model_next(actions: list[tuple[str, str, dict[str, Any]]]) -> str | None:
     return fresh[0] if fresh else (todo[0] if todo else None)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps)
 def test_every_live_answer_is_in_the_table_exactly_once(plan: list[tuple]) -> None:
     """Invariant: after any interleaving of label / undo / skip / kernel restart by two annotators on one store,
