@@ -93,8 +93,9 @@ class LabelStore:
                                       "written); open it with read_only=True to read it, or copy it somewhere writable")
         try:
             if read_only:
-                self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30, isolation_level=None,
-                                           check_same_thread=False)
+                # as_uri escapes the characters a URI would read ('?', '#', '%')
+                self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=30,
+                                           isolation_level=None, check_same_thread=False)
             else:
                 self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
                 self._db.execute("PRAGMA busy_timeout = 30000")
