@@ -66,6 +66,8 @@ __all__ = ["COLUMNS", "STATUSES", "JudgelabError", "aggregate_repeats", "fill_un
 
 
 _SUBPACKAGES = ("stats", "datasets", "probes", "rubrics", "ensembles", "studies", "viz", "engine", "backends")
+_SUBPACKAGES += ("labels",)  # human labels collected in the notebook (issue 25)
+__all__ += ["labels"]
 
 
 def __getattr__(name: str) -> Any:
