@@ -63,11 +63,11 @@ _GUARDED = frozenset({"from_frame", "load_rubric", "panel", "cascade", "report",
 __all__ = ["COLUMNS", "STATUSES", "JudgelabError", "aggregate_repeats", "fill_unscored", "load", "make_table", "save",
            "validate", "__version__", *_LAZY,
            "stats", "datasets", "probes", "rubrics", "ensembles", "studies", "viz", "engine", "backends",
-           "distributed"]
+           "distributed", "labels"]
 
 
 _SUBPACKAGES = ("stats", "datasets", "probes", "rubrics", "ensembles", "studies", "viz", "engine", "backends",
-                "distributed")
+                "distributed", "labels")
 
 
 def __getattr__(name: str) -> Any:

@@ -86,6 +86,11 @@ def _public_functions() -> list[tuple[str, Callable[..., Any]]]:
             value = getattr(module, name)
             if inspect.isfunction(value):
                 found[f"{module.__name__}.{name}"] = value
+    from judgelab import labels
+
+    for name in labels.__all__:
+        if inspect.isfunction(getattr(labels, name)):
+            found[f"labels.{name}"] = getattr(labels, name)
     found["judgments.majority"] = judgments.majority
     found["judgments.combine"] = judgments.combine
     found["distributed.RayExecutor"] = judgelab.distributed.RayExecutor  # a class: its constructor checks everything

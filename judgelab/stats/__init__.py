@@ -75,6 +75,7 @@ from judgelab.stats.ranking_corrected import rank_systems_corrected
 from judgelab.stats.ranking_judges import ranking_agreement
 from judgelab.stats.ranking_scores import rank_by_score
 from judgelab.stats.score_battles import battles_from_scores
+from judgelab.stats.selection import select_for_labelling
 from judgelab.stats.sensitivity import unscored_sensitivity
 
 __all__ = [
@@ -147,6 +148,7 @@ __all__ = [
     "ranking_agreement",
     "rmse",
     "score_distributions",
+    "select_for_labelling",
     "spearman",
     "spearman_statistic",
     "system_level_correlation",

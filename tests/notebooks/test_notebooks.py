@@ -19,6 +19,7 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 EXPECTED = ["00_quickstart", "01_editorial_summary", "02_chess_commentary", "03_unified_judge",
             "04_reference_gold", "05_position_and_length_bias", "06_sycophancy_and_positive_bias",
             "07_bring_your_own_data", "08_how_good_is_my_system", "09_rubric_variants"]
+EXPECTED += ["11_label_what_matters"]  # issue 25: label what matters
 PER_NOTEBOOK_TIMEOUT_S = 300  # a cell; the whole notebook set is budgeted at 10 minutes on 2 cores
 
 

@@ -322,6 +322,9 @@ def test_every_public_statistic_is_covered_or_said_why_not() -> None:
         # not a statistic: scores reshaped into battles, checked against a brute-force pairing on generated
         # score tables (row order shuffled in every draw) in tests/stats/test_score_battles.py
         "battles_from_scores",
+        # a draw of items to label, not an estimate: tests/labels/test_selection.py checks its probabilities,
+        # seeding and refusals (one row per item of the judge, else refused)
+        "select_for_labelling",
     }
     public = {n for n in stats.__all__ if callable(getattr(stats, n)) and not isinstance(getattr(stats, n), type)}
     covered = set(STATISTICS) | {"fleiss_kappa", "krippendorff_alpha", "icc"}

@@ -53,6 +53,7 @@ from judgelab.stats.corrected.ppi import (
     ppi_estimate,
 )
 from judgelab.stats.corrected.rogan_gladen import RoganGladenInterval, rogan_gladen_estimate
+from judgelab.stats.corrected.weighted import weighted_estimate
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["METHODS", "CorrectedInput", "CorrectionError", "Method", "Positive", "UnscoredPolicy", "check_sample",
@@ -341,15 +342,22 @@ def _describe(method: str, est: Estimate, inp: CorrectedInput, ci_level: float,
 
 
 def _estimate_rows(inp: CorrectedInput, methods: Sequence[str], context: dict[str, Any], ci_level: float,
-                   n_folds: int, seed: int, rg_interval: RoganGladenInterval) -> list[dict[str, Any]]:
+                   n_folds: int, seed: int, rg_interval: RoganGladenInterval,
+                   pi: np.ndarray | None = None) -> list[dict[str, Any]]:
     sample = inp.sample
     check_sample(sample)
     corr_row, r = _correlation_row(sample, ci_level, context)
     rows = [corr_row]
-    classical_var = classical_estimate(sample).variance if sample.n >= 2 else np.nan
+    if pi is None:
+        classical_var = classical_estimate(sample).variance if sample.n >= 2 else np.nan
+    else:
+        classical_var = weighted_estimate(sample, pi, "classical").variance
     for method in methods:
-        est = estimate_method(sample, method, ci_level=ci_level, n_folds=n_folds, seed=seed,
-                              rogan_gladen_interval=rg_interval)
+        if pi is None:
+            est = estimate_method(sample, method, ci_level=ci_level, n_folds=n_folds, seed=seed,
+                                  rogan_gladen_interval=rg_interval)
+        else:
+            est = weighted_estimate(sample, pi, method)
         low, high = est.interval(ci_level)
         notes = list(inp.notes) + est.notes
         if method == "rogan_gladen" and (low < 0 or high > 1):
@@ -362,9 +370,13 @@ def _estimate_rows(inp: CorrectedInput, methods: Sequence[str], context: dict[st
         gain = classical_var / est.variance if est.variance > 0 else np.nan
         p = 2 * stats.t.sf(abs(est.center / est.std_error), est.df) if est.std_error > 0 else np.nan
         lam = est.detail.get("lambda")
+        text = _describe(method, est, inp, ci_level, rg_interval)
+        if pi is not None:
+            text += (f"; labelled items reweighted by 1/(inclusion probability) (active statistical inference, "
+                     f"Zrnic & Candès 2024; probabilities {pi.min():.3g} to {pi.max():.3g})")
         rows.append(result_row(
             "mean", est.estimate, n=sample.n if method == "classical" else sample.n + sample.n_unlabelled,
-            ci_low=low, ci_high=high, p_value=p, method=_describe(method, est, inp, ci_level, rg_interval),
+            ci_low=low, ci_high=high, p_value=p, method=text,
             estimator=method, **context, ci_level=ci_level, n_labelled=sample.n, n_unlabelled=sample.n_unlabelled,
             effective_n=sample.n * gain, ess_gain=gain, std_error=est.std_error,
             **{"lambda": lam if isinstance(lam, float) else np.nan}, n_clusters=sample.n_clusters,
@@ -428,6 +440,7 @@ def corrected_mean(
     unscored: UnscoredPolicy = "exclude",
     rogan_gladen_interval: RoganGladenInterval = "adjusted",
     n_folds: int = 5,
+    weights: Any = None,
     ci_level: float = 0.95,
     seed: int = 0,
 ) -> pd.DataFrame:
@@ -442,7 +455,12 @@ def corrected_mean(
     :data:`METHODS`, a list, or "all". ``cluster`` / ``strata``: a column of the judge rows or a mapping
     item_id -> value. ``by``: column(s) to estimate per group (system, criterion). ``unscored``: the
     policy for unscored judge rows (module docstring). ``rogan_gladen_interval``: "adjusted" (Lee et
-    al.) or "wald". ``n_folds``, ``seed``: the calibrated method's cross-fitting.
+    al.) or "wald". ``n_folds``, ``seed``: the calibrated method's cross-fitting. ``weights``: the labelled
+    items' inclusion probabilities when they were not drawn uniformly -- ``stats.select_for_labelling``'s
+    frame (``item_id``, ``inclusion_probability``, ``strategy``), a mapping item_id -> probability, or without a
+    table an array of one probability per item -- so the estimate reweights each labelled item by 1/π
+    (:mod:`judgelab.stats.corrected.weighted`; methods classical, ppi, ppi++; a "disagreement" selection is
+    refused: it is no probability sample).
 
     Returns a tidy frame: per group a ``judge_gold_correlation`` row, then one ``mean`` row per method
     (``estimator`` names it) with its interval, ``n_labelled``, ``n_unlabelled``, ``effective_n``,
@@ -455,8 +473,10 @@ def corrected_mean(
     rows: list[dict[str, Any]] = []
     if table is None:
         inp = _array_input(judge, gold, cluster, strata, positive)
-        rows += _estimate_rows(inp, methods, {}, ci_level, n_folds, seed, rogan_gladen_interval)
+        pi = None if weights is None else _array_weights(weights, inp)
+        rows += _estimate_rows(inp, methods, {}, ci_level, n_folds, seed, rogan_gladen_interval, pi)
         return tidy_frame(rows)
+    probabilities = None if weights is None else _weights_by_item(weights)
     by_cols = [by] if isinstance(by, str) else list(by or [])
     for key, inp in corrected_inputs(table, judge=judge, gold=gold, value=value, positive=positive, cluster=cluster,
                                      strata=strata, by=by_cols, unscored=unscored):
@@ -464,8 +484,52 @@ def corrected_mean(
         if inp.sample.n == 0:
             raise CorrectionError(f"no item{_where(key)} has both a scored judge row and a gold label "
                                   f"({inp.counts['n_gold_unscored']} gold row(s) unscored); label some items")
-        rows += _estimate_rows(inp, methods, context, ci_level, n_folds, seed, rogan_gladen_interval)
+        pi = None if probabilities is None else _labelled_weights(probabilities, inp)
+        rows += _estimate_rows(inp, methods, context, ci_level, n_folds, seed, rogan_gladen_interval, pi)
     return tidy_frame(rows)
+
+
+def _weights_by_item(weights: Any) -> dict[str, float]:
+    """item_id -> inclusion probability, from a selection frame or a mapping (a disagreement selection refused)."""
+    if isinstance(weights, pd.DataFrame):
+        missing = [c for c in ("item_id", "inclusion_probability") if c not in weights.columns]
+        if missing:
+            raise CorrectionError(f"weights= as a frame needs the columns item_id and inclusion_probability "
+                                  f"(stats.select_for_labelling's result); it lacks {missing}")
+        if "strategy" in weights.columns and (weights["strategy"] == "disagreement").any():
+            raise CorrectionError("a 'disagreement' selection picks items for review, not a probability sample, so "
+                                  "no corrected mean can be unbiased on it: label a 'random', 'stratified' or "
+                                  "'active' selection for the estimate")
+        pairs = zip(weights["item_id"].astype(str), weights["inclusion_probability"], strict=True)
+    elif isinstance(weights, Mapping):
+        pairs = ((str(k), v) for k, v in weights.items())
+    else:
+        raise CorrectionError(f"weights= is stats.select_for_labelling's frame or a mapping item_id -> inclusion "
+                              f"probability, not {type(weights).__name__}")
+    out: dict[str, float] = {}
+    for item, value in pairs:
+        try:
+            out[item] = float(value)
+        except (TypeError, ValueError) as exc:
+            raise CorrectionError(f"the inclusion probability of item {item!r} is {value!r}, not a number") from exc
+    return out
+
+
+def _labelled_weights(probabilities: dict[str, float], inp: CorrectedInput) -> np.ndarray:
+    ids = [str(i) for i in inp.item_ids_l]
+    missing = [i for i in ids if i not in probabilities]
+    if missing:
+        raise CorrectionError(f"{len(missing)} labelled item(s) have no inclusion probability in weights= (first "
+                              f"{missing[0]!r}); label only the selected items, or pass every labelled item's "
+                              "probability")
+    return np.array([probabilities[i] for i in ids])
+
+
+def _array_weights(weights: Any, inp: CorrectedInput) -> np.ndarray:
+    values = np.asarray(_one_per_item(weights, "weights"), dtype=float)
+    if len(values) != len(inp.item_ids_l) + len(inp.item_ids_u) + inp.counts.get("n_missing_dropped", 0):
+        raise CorrectionError(f"weights has {len(values)} values; give one inclusion probability per item")
+    return values[inp.item_ids_l.astype(int)]
 
 
 def _where(key: Mapping[str, Any]) -> str:
