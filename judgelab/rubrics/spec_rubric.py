@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 import jinja2
 
+from judgelab.conversations.messages import check_messages, looks_like_messages
 from judgelab.rubrics import parsing, prompting, sandbox
 from judgelab.rubrics.base import JudgeRequest, Mode, ParsedRow, ParseFailure, RowKey
 from judgelab.rubrics.spec import COMMON_PARAMS, LAYOUT_FIELDS, Criterion, RubricSpec, RubricSpecError
@@ -277,11 +278,15 @@ def is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and value != value)
 
 
-def item_text(item: Mapping[str, Any], field: str) -> str:
-    """An item field as prompt text (lists become bullet lines, dicts JSON, missing/NaN "")."""
+def item_text(item: Mapping[str, Any], field: str) -> Any:
+    """An item field as prompt text (lists become bullet lines, dicts JSON, missing/NaN ""); a chat-message list
+    stays a list of messages, which templates show with the one conversation renderer (printed, fenced or
+    through the ``conversation`` filter)."""
     value = item.get(field)
     if is_missing(value):
         return ""
+    if looks_like_messages(value):
+        return check_messages(value, item_id=item.get("item_id"), field=field)
     if hasattr(value, "tolist") and not isinstance(value, str):  # numpy arrays from Parquet list columns
         value = value.tolist()
     if isinstance(value, str):
