@@ -68,3 +68,10 @@ def test_the_perturbations_change_only_what_they_say() -> None:
     assert pushed[-2]["content"] == f"{PUSHBACK} Thanks, and tomorrow?" and pushed[:-2] == chat[:-2]
     with pytest.raises(ConfigError, match="follows an assistant answer"):
         with_pushback([{"role": "user", "content": "hi"}])
+
+
+def test_a_text_probe_refuses_a_conversation_field() -> None:
+    """Text perturbations (length padding, authority phrases ...) would print a message list as Python text:
+    refused in one sentence pointing at the conversation probes, before any call."""
+    with pytest.raises(ConfigError, match="holds conversations"):
+        probes.length(example_items("trajectory"), "trajectory", "openai/unreachable", cache=False, progress=False)
