@@ -50,7 +50,7 @@ _TOOL = "DeepEval"
 
 
 def _read(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """A DeepEval test run JSON file as a judgments table; see the module docstring for the mapping."""
+    """A DeepEval test run JSON file as a judgments table (the mapping below)."""
     file, raw = read_json(path, _TOOL)
     run = Fields(raw, "the test run", file, _TOOL)
     cases = run.items("testCases", required=False)
@@ -92,3 +92,4 @@ def _read(path: str | os.PathLike[str]) -> pd.DataFrame:
 
 
 from_deepeval = guarded(_TOOL, _read)
+from_deepeval.__doc__ = f"{_read.__doc__}\n\n{__doc__}"  # help() shows the mapping and what is not mapped

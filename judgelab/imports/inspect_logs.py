@@ -103,7 +103,7 @@ def _number(value: Any) -> float | None:
 
 def _read(log_path: str | os.PathLike[str], *, scorers: Literal["model_graded", "all"] = "model_graded",
           ) -> pd.DataFrame:
-    """An Inspect AI eval log as a judgments table; see the module docstring for the mapping."""
+    """An Inspect AI eval log as a judgments table (the mapping below)."""
     if scorers not in ("model_graded", "all"):
         raise ImportFileError(f"scorers must be 'model_graded' or 'all', not {scorers!r}")
     path = Path(log_path)
@@ -161,3 +161,4 @@ def _read(log_path: str | os.PathLike[str], *, scorers: Literal["model_graded", 
 
 
 from_inspect = guarded("Inspect AI", _read)
+from_inspect.__doc__ = f"{_read.__doc__}\n\n{__doc__}"  # help() shows the mapping and what is not mapped

@@ -64,7 +64,7 @@ def _default_grader(data: Fields) -> str:
 
 
 def _read(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """A promptfoo JSON results file as a judgments table; see the module docstring for the mapping."""
+    """A promptfoo JSON results file as a judgments table (the mapping below)."""
     file, raw = read_json(path, _TOOL)
     data = Fields(raw, "the file", file, _TOOL)
     results = data.child("results")
@@ -125,3 +125,4 @@ def _read(path: str | os.PathLike[str]) -> pd.DataFrame:
 
 
 from_promptfoo = guarded(_TOOL, _read)
+from_promptfoo.__doc__ = f"{_read.__doc__}\n\n{__doc__}"  # help() shows the mapping and what is not mapped
