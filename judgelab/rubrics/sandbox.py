@@ -192,15 +192,15 @@ def _capitalize(value: Any) -> str:
     return _check_text(_text(value).capitalize())
 
 
-# the filters the built-in templates use besides the rubric's own fence / neutralize (an inventory of
-# judgelab/rubrics/builtin, the demo's and the tests' templates; tests/reliability/test_templates_sandbox.py
-# keeps this list equal to what they use)
 def _conversation(value: Any, max_tool_chars: int = DEFAULT_MAX_TOOL_CHARS, upto_turn: int | None = None) -> str:
     """A chat-message list as fenced, escaped text (judgelab.conversations.render): the one way a template shows
     a conversation; a list that is not one is refused in one sentence."""
     return render_conversation(value, max_tool_chars=max_tool_chars, upto_turn=upto_turn)
 
 
+# the filters the built-in templates use besides the rubric's own fence / neutralize (an inventory of
+# judgelab/rubrics/builtin, the demo's and the tests' templates; tests/reliability/test_templates_sandbox.py
+# keeps this list equal to what they use)
 FILTERS: dict[str, Callable[..., Any]] = {"capitalize": _capitalize, "join": _join, "length": len,
                                            "replace": _replace, "conversation": _conversation}
 # predicates that only look at a value: the idioms for optional fields
