@@ -54,6 +54,10 @@ _LAZY = {
     "Parsed": "judgelab.rubrics.parse_text",
     "report": "judgelab.viz.report",
     "show": "judgelab.viz.tables",
+    "from_inspect": "judgelab.imports",
+    "from_promptfoo": "judgelab.imports",
+    "from_deepeval": "judgelab.imports",
+    "render_conversation": "judgelab.conversations",
 }
 
 # lazily loaded functions whose arguments are guarded (judgelab.errors.user_errors); the runner's entry points

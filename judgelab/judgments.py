@@ -30,7 +30,7 @@ import pandas as pd
 from judgelab.errors import JudgelabError, user_errors
 
 __all__ = [
-    "API_ERROR", "COLUMNS", "COLUMN_DOCS", "KEY_COLUMNS", "MISSING", "OK", "PARSE_ERROR", "REFUSAL", "REQUIRED_NON_NULL",
+    "API_ERROR", "COLUMNS", "COLUMN_DOCS", "KEY_COLUMNS", "MISSING", "OK", "OPTIONAL_COLUMNS", "PARSE_ERROR", "REFUSAL", "REQUIRED_NON_NULL",
     "SCHEMA", "SKIPPED_BUDGET", "STATUSES", "TIE_POLICIES", "UNSCORED_STATUSES", "VALUE_COLUMNS",
     "JudgmentsFileError", "JudgmentsFileNotFoundError", "JudgmentsTableError", "aggregate_repeats", "combine",
     "detail", "empty_table", "fill_unscored", "is_scored", "load", "majority", "make_table", "save", "scored",
@@ -82,11 +82,15 @@ SCHEMA: dict[str, str] = {
     "system_fingerprint": "string",
     "detail": "string",  # JSON object: rubric-specific parsed fields, judge-stated values, flags
     "created_at": "datetime64[ns, UTC]",
+    "turn": "Int64",  # the turn of a conversation a judgment targets (1, 2 ...); NA: the whole item
 }
 COLUMNS: tuple[str, ...] = tuple(SCHEMA)
 REQUIRED_NON_NULL: tuple[str, ...] = ("run_id", "item_id", "rubric", "criterion", "judge", "condition", "status")
 # A row is identified by these columns; a table must not hold two rows with the same key.
-KEY_COLUMNS: tuple[str, ...] = ("run_id", "item_id", "judge", "criterion", "side", "condition", "repeat")
+KEY_COLUMNS: tuple[str, ...] = ("run_id", "item_id", "judge", "criterion", "side", "condition", "repeat", "turn")
+# columns added to the schema after tables were saved without them: absent, they are NA (a table saved before
+# conversations has no turn column, and every row of it judges a whole item)
+OPTIONAL_COLUMNS: tuple[str, ...] = ("turn",)
 # The columns that carry what a judge said; a scored row has at least one of them.
 VALUE_COLUMNS: tuple[str, ...] = ("score", "winner", "verdict")
 
@@ -147,6 +151,9 @@ COLUMN_DOCS: dict[str, tuple[str, str, str]] = {
     "detail": ("rubric-specific parsed fields, judge-stated values, flags, import provenance", "a JSON object "
                "(string) or NA; read it with judgments.detail(row)", _ALL),
     "created_at": ("when the row was made", "UTC timestamp or NA", f"{_RUNNER}, ensembles"),
+    "turn": ("the turn of a conversation the judgment targets (MT-Bench grades turn 1 and turn 2 apart)",
+             "1, 2 ...; NA when the row judges the whole item (and in tables saved before this column)",
+             f"{_RUNNER} (rubrics that judge one turn), importers"),
 }
 
 
@@ -262,6 +269,9 @@ def validate(df: pd.DataFrame) -> pd.DataFrame:
     score included), two rows with one key. Raises JudgmentsTableError naming the column (and the first
     offending rows) on failure.
     """
+    absent_optional = [c for c in OPTIONAL_COLUMNS if c not in df.columns]
+    if absent_optional:
+        df = df.assign(**{c: pd.NA for c in absent_optional})
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise JudgmentsTableError(f"judgments table is missing columns: {', '.join(missing)}")

@@ -5,7 +5,8 @@ The walk covers ``judgelab.__all__``, ``judgelab.stats.__all__``, ``judgelab.dat
 and analysis, the ensembles' public functions and ``judgments.majority`` / ``combine``. Functions that would call a
 model (run, arun, run_grid, batch_run, estimate, reparse ...) get only arguments that fail before any call, and the
 socket layer is closed for the whole module (a mock, because no request may leave this machine): a call that
-reached the network would fail loudly instead.
+reached the network would fail loudly instead. The importers (from_inspect, from_promptfoo, from_deepeval) are in
+``judgelab.__all__``: junk paths and options end in their ImportFileError.
 """
 
 from __future__ import annotations

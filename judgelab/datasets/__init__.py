@@ -18,6 +18,12 @@ from judgelab.datasets.llmbar_published import (
     llmbar_kappa_comparison,
     llmbar_published_statistics,
 )
+from judgelab.datasets.mtbench import (
+    mt_bench_items,
+    mt_bench_judge_prompts,
+    mt_bench_pairs,
+    mt_bench_questions,
+)
 from judgelab.datasets.openqa import openqa
 from judgelab.datasets.result import DatasetResult
 from judgelab.datasets.sources import ChecksumError, DataNotFoundError, SourceInfo
@@ -43,6 +49,10 @@ __all__ = [
     "read_frame",
     "summeval",
     "summeval_combinations",
+    "mt_bench_items",
+    "mt_bench_judge_prompts",
+    "mt_bench_pairs",
+    "mt_bench_questions",
 ]
 
 

@@ -35,7 +35,7 @@ _CHUNK = 1 << 20
 NOT_UPSTREAM = frozenset({"LICENSE-NOTE.txt"})
 # a path only each source folder holds at its top: a data_dir holding it was one level too deep
 _SIGNATURE: dict[str, str] = {"LLMBar": "Dataset/LLMBar", "LLM_summeval": "eval_model_generations",
-                              "OpenQA-eval": "data/NQ301_human.tsv"}
+                              "OpenQA-eval": "data/NQ301_human.tsv", "MT-Bench": "mt_bench/question.jsonl"}
 
 
 class DataNotFoundError(JudgelabError, FileNotFoundError):
@@ -58,6 +58,15 @@ class Source:
     repo: str
     commit: str
     license: str
+    # (local prefix, path in the repository) where the local folder's layout is not the repository's own
+    upstream: tuple[tuple[str, str], ...] = ()
+
+    def upstream_path(self, path: str) -> str:
+        """Where ``path`` (relative to the local folder) lives in the repository."""
+        for local, remote in self.upstream:
+            if path == local or path.startswith(local.rstrip("/") + "/"):
+                return remote + path[len(local):]
+        return path
 
 
 SOURCES: dict[str, Source] = {
@@ -70,6 +79,11 @@ SOURCES: dict[str, Source] = {
     ),
     "OpenQA-eval": Source(
         "OpenQA-eval", "ehsk/OpenQA-eval", "8b9317d0f0c92b52e1c71c0168dff74b5f76a5f4", "MIT"
+    ),
+    "MT-Bench": Source(
+        "MT-Bench", "lm-sys/FastChat", "0e6d3e4beaab66f4d3f93db72541a4abab8af28d", "Apache-2.0",
+        upstream=(("mt_bench", "fastchat/llm_judge/data/mt_bench"),
+                  ("judge_prompts.jsonl", "fastchat/llm_judge/data/judge_prompts.jsonl")),
     ),
 }
 
@@ -157,7 +171,7 @@ def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
 
 def source_url(source: Source, path: str, base_url: str | None = None) -> str:
     base = (base_url or os.environ.get("JUDGELAB_DATA_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-    return f"{base}/{source.repo}/{source.commit}/{urllib.parse.quote(path)}"
+    return f"{base}/{source.repo}/{source.commit}/{urllib.parse.quote(source.upstream_path(path))}"
 
 
 def _download(url: str, target: Path, entry: ManifestEntry, folder: str, timeout: float) -> None:

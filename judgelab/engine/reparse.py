@@ -28,7 +28,8 @@ _CALL_FIELDS = ("run_id", "item_id", "rubric", "rubric_version", "judge", "condi
 def _request_for(group: pd.DataFrame, rubric: Rubric, items: dict[str, dict[str, Any]] | None) -> JudgeRequest:
     first = group.iloc[0]
     swapped = bool(judgments.detail(first).get("swapped", False))
-    keys = tuple(RowKey(str(r.criterion), None if pd.isna(r.side) else str(r.side)) for r in group.itertuples())
+    keys = tuple(RowKey(str(r.criterion), None if pd.isna(r.side) else str(r.side),
+                        None if pd.isna(getattr(r, "turn", pd.NA)) else int(r.turn)) for r in group.itertuples())
     if items is not None:
         item = items.get(str(first["item_id"]))
         if item is None:

@@ -214,7 +214,7 @@ def _redacted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def unscored_rows(base: Mapping[str, Any], request: JudgeRequest, status: str, reason: str,
                   detail: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One unscored row per row the request was expected to produce."""
-    return _redacted([{**base, "criterion": k.criterion, "side": k.side, "status": status,
+    return _redacted([{**base, "criterion": k.criterion, "side": k.side, "turn": k.turn, "status": status,
                        "unscored_reason": reason, "detail": dict(detail)} for k in request.expected_rows])
 
 
@@ -229,7 +229,7 @@ def scored_rows(base: Mapping[str, Any], request: JudgeRequest, parsed: Sequence
     rows, seen = [], set()
     for p in parsed:
         seen.add(p.key)
-        row: dict[str, Any] = {**base, "criterion": p.key.criterion, "side": p.key.side, "status": OK,
+        row: dict[str, Any] = {**base, "criterion": p.key.criterion, "side": p.key.side, "turn": p.key.turn, "status": OK,
                                "score": p.score, "winner": p.winner, "verdict": p.verdict,
                                "confidence": p.confidence}
         row_detail = {**detail, **p.detail}
@@ -242,6 +242,6 @@ def scored_rows(base: Mapping[str, Any], request: JudgeRequest, parsed: Sequence
     forgotten = [k for k in request.expected_rows if k not in seen]
     for k in forgotten:
         where = k.criterion + (f" (side {k.side})" if k.side else "")
-        rows.append({**base, "criterion": k.criterion, "side": k.side, "status": PARSE_ERROR,
+        rows.append({**base, "criterion": k.criterion, "side": k.side, "turn": k.turn, "status": PARSE_ERROR,
                      "unscored_reason": f"the parser returned no value for {where}", "detail": dict(detail)})
     return _redacted(rows)

@@ -19,6 +19,7 @@ from typing import Any
 
 from judgelab.errors import ConfigError, user_errors
 from judgelab.probes import authority as _authority
+from judgelab.probes import conversations as _conversations
 from judgelab.probes import injection as _injection
 from judgelab.probes import length as _length
 from judgelab.probes import position as _position
@@ -65,6 +66,13 @@ positive_bias = Probe("positive_bias", _positive_bias.positive_bias, _positive_b
 PROBES: dict[str, Probe] = {p.name: p for p in (position, length, authority, sycophancy, self_preference,
                                                  scale_order, injection, repeats, positive_bias)}
 
+# probes of conversation judges (judgelab/probes/conversations.py): items whose candidates are chat-message lists
+turn_history = Probe("turn_history", _conversations.turn_history, _conversations.turn_history_analyze)
+conversation_order = Probe("conversation_order", _conversations.conversation_order,
+                           _conversations.conversation_order_analyze)
+pushback = Probe("pushback", _conversations.pushback, _conversations.pushback_analyze)
+CONVERSATION_PROBES: dict[str, Probe] = {p.name: p for p in (turn_history, conversation_order, pushback)}
+
 
 def run_probe(name: str, items: Any, rubric: Rubric | str, model: str, **kw: Any) -> ProbeResult:
     """Run the probe called ``name`` (one of :data:`PROBES`); ``kw`` goes to the probe and the runner."""
@@ -74,6 +82,10 @@ def run_probe(name: str, items: Any, rubric: Rubric | str, model: str, **kw: Any
 
 
 __all__ = [
+    "CONVERSATION_PROBES",
+    "conversation_order",
+    "pushback",
+    "turn_history",
     "PROBES",
     "Probe",
     "ProbeResult",

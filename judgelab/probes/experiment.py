@@ -18,6 +18,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from judgelab import judgments
+from judgelab.conversations.messages import looks_like_messages
 from judgelab.engine.items import read_items
 from judgelab.errors import ConfigError
 from judgelab.probes.perturbations import Perturbation
@@ -68,6 +69,9 @@ def perturb_items(items: pd.DataFrame, field: str, perturbation: Perturbation | 
     """A copy of the items with ``field`` perturbed (item_id unchanged, so conditions pair by item)."""
     if field not in items.columns:
         raise ConfigError(f"items have no column {field!r} to perturb (columns: {', '.join(map(str, items.columns))})")
+    if items[field].map(looks_like_messages).any():  # str() of a message list would be Python's repr, not text
+        raise ConfigError(f"items' column {field!r} holds conversations (chat-message lists); this probe perturbs "
+                          "text: use the conversation probes (turn_history, conversation_order, pushback)")
     out = items.copy()
     out[field] = [perturbation(str(v)) for v in items[field]]
     return out

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from judgelab.conversations.messages import check_messages, looks_like_messages
 from judgelab.errors import JudgelabError
 
 __all__ = [
@@ -31,6 +32,7 @@ class RowKey:
 
     criterion: str
     side: str | None = None  # pairwise per-candidate scores: "A"/"B" in ORIGINAL labels
+    turn: int | None = None  # a judgment of one turn of a conversation (1, 2 ...); None: the whole item
 
 
 @dataclass(frozen=True)
@@ -116,3 +118,6 @@ def check_fields(item: Mapping[str, Any], rubric: Rubric) -> None:
             missing.append(f)
     if missing:
         raise MissingFieldError(str(item.get("item_id", "?")), missing, rubric.name)
+    for name, value in item.items():  # a conversation in any field is checked whole before any call
+        if looks_like_messages(value):
+            check_messages(value, item_id=item.get("item_id", "?"), field=str(name))

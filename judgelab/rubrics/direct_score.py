@@ -55,7 +55,8 @@ class DirectScoreRubric(SpecRubric):
         return apply_criteria_params(spec, params)
 
     def requests(self, item: Mapping[str, Any], *, swapped: bool = False) -> list[JudgeRequest]:
-        context = {f: item_text(item, f) for f in self.required_fields + tuple(self.spec.optional_fields)}
+        context = {f: item_text(item, f, conversations=True)
+                   for f in self.required_fields + tuple(self.spec.optional_fields)}
         keys = tuple(RowKey(c.name) for c in self.spec.criteria) + (RowKey("overall"),)
         single = self.spec.criteria[0].name if len(self.spec.criteria) == 1 else None
         return [self.make_request({"item": context}, keys, logprob_criterion=single)]

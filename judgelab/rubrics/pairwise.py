@@ -80,7 +80,8 @@ class PairwiseRubric(SpecRubric):
 
     def requests(self, item: Mapping[str, Any], *, swapped: bool = False) -> list[JudgeRequest]:
         field_a, field_b = self.candidate_fields
-        context = {f: item_text(item, f) for f in self.required_fields + tuple(self.spec.optional_fields)}
+        context = {f: item_text(item, f, conversations=True)
+                   for f in self.required_fields + tuple(self.spec.optional_fields)}
         shown_a, shown_b = (context[field_b], context[field_a]) if swapped else (context[field_a], context[field_b])
         keys = tuple(RowKey(c.name) for c in self.spec.criteria) + (RowKey("overall"),)
         return [self.make_request({"item": context, "response_a": shown_a, "response_b": shown_b}, keys,

@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from judgelab.conversations.messages import looks_like_messages
+from judgelab.conversations.render import render_conversation
 from judgelab.rubrics import sandbox
 
 __all__ = [
@@ -52,7 +54,8 @@ def fence(value: Any, name: str) -> str:
     """Wrap untrusted text in an id-tagged block that the text itself cannot close."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", name):
         raise ValueError(f"fence name {name!r} must be a plain tag name")
-    text = neutralize(value)
+    # a conversation is escaped by its renderer already (its own closing tags must stay readable)
+    text = render_conversation(value) if looks_like_messages(value) else neutralize(value)
     marker = fence_id(text)
     return f'<{name} id="{marker}">\n{text}\n</{name} id="{marker}">'
 
@@ -62,6 +65,8 @@ def _as_text(value: Any) -> str:
         return ""
     if isinstance(value, str):
         return value
+    if looks_like_messages(value):  # a conversation: the one renderer (judgelab.conversations.render)
+        return render_conversation(value)
     if isinstance(value, list | tuple | set):
         return "\n".join(f"- {v}" for v in value)
     return str(value)

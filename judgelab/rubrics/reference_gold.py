@@ -62,7 +62,7 @@ class ReferenceGoldRubric(SpecRubric):
         )
 
     def requests(self, item: Mapping[str, Any], *, swapped: bool = False) -> list[JudgeRequest]:
-        context = {f: item_text(item, f) for f in self.required_fields}
+        context = {f: item_text(item, f, conversations=True) for f in self.required_fields}
         keys = tuple(RowKey(c.name) for c in self.spec.criteria) + (RowKey("overall"),)
         return [self.make_request(context, keys, logprob_criterion="correctness" if self.degraded else None)]
 

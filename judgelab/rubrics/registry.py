@@ -29,6 +29,7 @@ KINDS: dict[str, str] = {
     "unified_judge": "judgelab.rubrics.unified_judge:UnifiedJudgeRubric",
     "reference_gold": "judgelab.rubrics.reference_gold:ReferenceGoldRubric",
     "editorial_summary": "judgelab.rubrics.editorial_summary:EditorialSummaryRubric",
+    "mt_bench": "judgelab.rubrics.mt_bench:MTBenchRubric",
 }
 
 

@@ -48,6 +48,8 @@ from jinja2.meta import find_undeclared_variables
 from jinja2.runtime import BlockReference, LoopContext, Macro
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
+from judgelab.conversations.messages import looks_like_messages
+from judgelab.conversations.render import DEFAULT_MAX_TOOL_CHARS, render_conversation
 from judgelab.rubrics.spec import RubricSpecError
 
 __all__ = [
@@ -141,6 +143,8 @@ def _text(value: Any) -> str:
     or dict whose text would pass :data:`MAX_TEXT` is refused before that text is built."""
     if isinstance(value, str):
         return value
+    if looks_like_messages(value):  # a conversation printed as it is: the one renderer, fenced and escaped
+        return render_conversation(value)
     if callable(value) and not isinstance(value, jinja2.Undefined | LoopContext):
         name = getattr(value, "__name__", None) or getattr(value, "name", None) or type(value).__name__
         raise jinja2.TemplateRuntimeError(f"it prints the function {name!r} (call it, or leave it out)")
@@ -188,11 +192,17 @@ def _capitalize(value: Any) -> str:
     return _check_text(_text(value).capitalize())
 
 
+def _conversation(value: Any, max_tool_chars: int = DEFAULT_MAX_TOOL_CHARS, upto_turn: int | None = None) -> str:
+    """A chat-message list as fenced, escaped text (judgelab.conversations.render): the one way a template shows
+    a conversation; a list that is not one is refused in one sentence."""
+    return render_conversation(value, max_tool_chars=max_tool_chars, upto_turn=upto_turn)
+
+
 # the filters the built-in templates use besides the rubric's own fence / neutralize (an inventory of
 # judgelab/rubrics/builtin, the demo's and the tests' templates; tests/reliability/test_templates_sandbox.py
 # keeps this list equal to what they use)
 FILTERS: dict[str, Callable[..., Any]] = {"capitalize": _capitalize, "join": _join, "length": len,
-                                           "replace": _replace}
+                                           "replace": _replace, "conversation": _conversation}
 # predicates that only look at a value: the idioms for optional fields
 TESTS: dict[str, Callable[..., Any]] = {name: DEFAULT_TESTS[name] for name in ("defined", "undefined", "none")}
 # names a template may not use unless it defines them: Jinja's default globals and the usual entry points of

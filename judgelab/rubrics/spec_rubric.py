@@ -10,6 +10,8 @@ from typing import Any, ClassVar
 
 import jinja2
 
+from judgelab.conversations.messages import check_messages, looks_like_messages
+from judgelab.conversations.render import render_conversation
 from judgelab.rubrics import parsing, prompting, sandbox
 from judgelab.rubrics.base import JudgeRequest, Mode, ParsedRow, ParseFailure, RowKey
 from judgelab.rubrics.spec import COMMON_PARAMS, LAYOUT_FIELDS, Criterion, RubricSpec, RubricSpecError
@@ -277,11 +279,17 @@ def is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and value != value)
 
 
-def item_text(item: Mapping[str, Any], field: str) -> str:
-    """An item field as prompt text (lists become bullet lines, dicts JSON, missing/NaN "")."""
+def item_text(item: Mapping[str, Any], field: str, *, conversations: bool = False) -> Any:
+    """An item field as prompt text (lists become bullet lines, dicts JSON, missing/NaN ""); a chat-message list
+    becomes the text of the one conversation renderer, or, with ``conversations=True`` (kinds whose context only
+    reaches templates), stays a list of messages that templates show with that renderer (printed, fenced or
+    through the ``conversation`` filter)."""
     value = item.get(field)
     if is_missing(value):
         return ""
+    if looks_like_messages(value):
+        messages = check_messages(value, item_id=item.get("item_id"), field=field)
+        return messages if conversations else render_conversation(messages)
     if hasattr(value, "tolist") and not isinstance(value, str):  # numpy arrays from Parquet list columns
         value = value.tolist()
     if isinstance(value, str):

@@ -59,12 +59,14 @@ from judgelab.stats.pairing import AmbiguousQuestionError, DuplicateRatingsError
 __all__ = ["DESIGN_COLUMNS", "KEY_DESIGN_COLUMNS", "REFERENCE_RATERS", "AmbiguousQuestionError", "RaterRole",
            "check_design", "check_value_column", "default_raters", "describe_values", "rater_role", "rows_read"]
 
-DESIGN_COLUMNS: tuple[str, ...] = ("criterion", "side", "condition", "repeat", "rubric", "rubric_version")
-KEY_DESIGN_COLUMNS: tuple[str, ...] = ("criterion", "side")  # part of the pairing key: checked over all raters
+DESIGN_COLUMNS: tuple[str, ...] = ("criterion", "side", "condition", "repeat", "rubric", "rubric_version", "turn")
+# part of the pairing key: checked over all raters (turn: the judged turn of a conversation, NA for whole items)
+KEY_DESIGN_COLUMNS: tuple[str, ...] = ("criterion", "side", "turn")
 MERGEABLE_COLUMNS: tuple[str, ...] = ("condition", "repeat", "rubric", "rubric_version")  # aggregate= merges them
 REFERENCE_RATERS: tuple[str, ...] = ("gold", "human")
 _PLURAL = {"criterion": "criteria", "side": "sides", "condition": "conditions", "repeat": "repeats",
-           "rubric": "rubrics", "rubric_version": "rubric versions", "judge": "judges"}
+           "rubric": "rubrics", "rubric_version": "rubric versions", "judge": "judges",
+           "turn": "turns"}
 
 RaterRole = Literal["reference", "annotator", "aggregate", "model"]
 

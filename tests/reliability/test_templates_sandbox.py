@@ -183,7 +183,7 @@ def test_a_yaml_alias_bomb_or_a_self_referencing_alias_is_refused():
 @pytest.mark.parametrize(("template", "kind", "expected"), [
     ("{{ nope }}", RubricTemplateError, r"templates.user, line 1: 'nope' is undefined$"),
     ("ok\n{% if %}", RubricTemplateError, r"templates.user, line 2: Expected an expression"),
-    ("{{ item.response|upper }}", TemplateRefusedError, r"it uses the filter 'upper'.*\(the filters: capitalize, "
+    ("{{ item.response|upper }}", TemplateRefusedError, r"it uses the filter 'upper'.*\(the filters: capitalize, conversation, "
                                                         r"fence, join, length, neutralize, replace\)"),
     ("{{ item is odd }}", TemplateRefusedError, r"it uses the test 'odd'"),
     ("{{ 1 / 0 }}", RubricTemplateError, r"ZeroDivisionError: division by zero$"),

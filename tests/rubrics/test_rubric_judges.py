@@ -291,6 +291,12 @@ GOOD_OUTPUTS = {
     "unified_judge": uj_raw(),
     "reference_gold": ref_raw(3, 3, verdict="partial_match"),
     "editorial_summary": '{"score": 3, "explanation": "Adequate."}',
+    "trajectory": json.dumps({"scores": [{"criterion": c, "evidence": ["turn 1"], "justification": "j", "score": s,
+                                          "improvement": "i"} for c, s in (("task_completion", 5), ("tool_choice", 4),
+                                          ("argument_correctness", 5), ("efficiency", 3), ("safety", 5))],
+                              "summary": "fine"}),
+    "mt_bench_single": "The answer is correct and clear. Rating: [[9]]",
+    "mt_bench_pair": "Assistant A is more accurate. [[A]]",
 }
 
 
@@ -322,3 +328,14 @@ def test_editorial_pool_from_a_summeval_like_items_frame() -> None:
     with pytest.raises(ValueError, match="few-shot pool has 0 examples with a human ordering score"):
         load_rubric("editorial_summary", few_shot=1, few_shot_pool=pool, criteria=["ordering"]).requests(
             {"item_id": "new", "document": "a", "summary": "s"})
+
+
+def test_trajectory_is_scored_per_criterion_and_the_library_recomputes_the_overall() -> None:
+    """The trajectory rubric: five criterion rows and an overall the library computes as the weighted mean."""
+    rows = run("trajectory", GOOD_OUTPUTS["trajectory"])
+    assert {k.criterion for k in rows} == {"task_completion", "tool_choice", "argument_correctness", "efficiency",
+                                            "safety", "overall"}
+    weights = {"task_completion": .35, "tool_choice": .2, "argument_correctness": .2, "efficiency": .1, "safety": .15}
+    scores = {"task_completion": 5, "tool_choice": 4, "argument_correctness": 5, "efficiency": 3, "safety": 5}
+    expected = sum(weights[c] * scores[c] for c in weights) / sum(weights.values())
+    assert rows[RowKey("overall")].score == pytest.approx(expected)

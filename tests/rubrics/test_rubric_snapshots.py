@@ -31,6 +31,9 @@ CASES = [
     ("editorial_summary", {}, 0, False),
     ("editorial_summary", {"language": "it", "few_shot": 3,
                            "few_shot_pool": str(EXAMPLES / "editorial_summary_fewshot.jsonl")}, 3, False),
+    ("trajectory", {}, 1, False),
+    ("mt_bench_single", {}, 1, False),
+    ("mt_bench_pair", {}, 0, True),
 ]
 
 
@@ -39,7 +42,8 @@ def _render(name: str, params: dict, index: int, swapped: bool) -> str:
     item = examples(name)[index]
     parts = []
     for i, req in enumerate(rubric.requests(item, swapped=swapped)):
-        parts.append(f"=== request {i}: rows {[(k.criterion, k.side) for k in req.expected_rows]} swapped={req.swapped}")
+        rows = [(k.criterion, k.side) if k.turn is None else (k.criterion, k.side, k.turn) for k in req.expected_rows]
+        parts.append(f"=== request {i}: rows {rows} swapped={req.swapped}")
         for m in req.messages:
             parts.append(f"--- {m['role']}\n{m['content']}")
     return "\n".join(parts) + "\n"

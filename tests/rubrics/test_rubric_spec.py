@@ -30,7 +30,8 @@ verdict: {rule: weighted_mean}
 def test_builtins_listed_and_satisfy_the_engine_contract() -> None:
     names = list_rubrics()
     assert names == sorted(
-        ["chess_commentary", "direct_score", "editorial_summary", "pairwise", "reference_gold", "unified_judge"]
+        ["chess_commentary", "direct_score", "editorial_summary", "pairwise", "reference_gold", "unified_judge",
+         "trajectory", "mt_bench_single", "mt_bench_pair"]
     )
     for name in names:
         rubric = load_rubric(name)
