@@ -69,3 +69,17 @@ def test_free_text_kept_only_for_listed_judgments(limit: int) -> None:
     for column in _FREE_TEXT:
         pd.testing.assert_series_equal(got.loc[listed, column], expected.loc[listed, column])
         assert got.loc[~listed, column].isna().all()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_score_labels_format_each_distinct_score_once(seed: int) -> None:
+    """Invariant: the bar labels of unbinned scores equal formatting every cell (Series.map(format_number)),
+    values, index, name and dtype, for scores with missing values, tiny and large numbers, and an empty column."""
+    from judgelab.viz.report_sections import score_labels
+    from judgelab.viz.style import format_number
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 400))
+    scores = pd.Series(rng.choice([1, 2, 2.5, 3, np.nan, 4.25, 5, 1e-9, 123456.5], size=n), name="score",
+                       index=rng.permutation(n))
+    pd.testing.assert_series_equal(score_labels(scores, None), scores.astype(float).map(format_number))
