@@ -93,3 +93,4 @@ def test_two_stage_cluster_tables_give_the_same_resamples(equal: bool, which: st
                          interval=interval)
         np.testing.assert_array_equal(fast.distribution, slow.distribution)
         assert (fast.estimate, fast.ci_low, fast.ci_high) == (slow.estimate, slow.ci_low, slow.ci_high)
+
