@@ -28,7 +28,8 @@ input, which is not timed):
 - ``report``: ``judgelab.report(table)`` (HTML);
 - ``estimate``: ``judgelab.estimate`` (dry run, no calls, no cache) of ``direct_score`` with gpt-4o-mini.
 
-Printed: per step and size the wall time and peak RSS, the growth exponent of the wall time fitted (least
+Printed: per step and size the wall time, the CPU time of the step (every thread; on a loaded machine it
+moves less than the wall time) and peak RSS, the growth exponent of the wall time fitted (least
 squares on log-log) over the sizes >= 10^5, the 1-minute load average before each step, and the machine.
 """
 
@@ -182,8 +183,30 @@ def prepare(size: int, seed: int, text_max: int, folder: Path, steps: list[str])
 # ---------------------------------------------------------------------------------------------- steps
 
 
-def run_step(step: str, folder: Path, size: int, text_max: int, resamples: int) -> float:
-    """Read the step's input (untimed), run the step, return its wall time."""
+def run_step(step: str, folder: Path, size: int, text_max: int, resamples: int) -> tuple[float, float]:
+    """Read the step's input (untimed), run the step, return its wall time and CPU time (every thread)."""
+    clock = _Clock()
+    _step(step, folder, size, text_max, resamples, clock)
+    return clock.wall, clock.cpu
+
+
+class _Clock:
+    """Wall and process CPU time from the last start() to the step's end (CPU time is less sensitive to a
+    loaded machine than wall time: compare it across runs made under different loads)."""
+
+    def __init__(self) -> None:
+        self.start()
+
+    def start(self) -> float:
+        self.t0, self.c0 = time.perf_counter(), time.process_time()
+        return self.t0
+
+    def stop(self) -> float:
+        self.wall, self.cpu = time.perf_counter() - self.t0, time.process_time() - self.c0
+        return self.wall
+
+
+def _step(step: str, folder: Path, size: int, text_max: int, resamples: int, clock: _Clock) -> float:
     import judgelab
     from judgelab import stats
 
@@ -194,30 +217,30 @@ def run_step(step: str, folder: Path, size: int, text_max: int, resamples: int) 
                   criterion="criterion", cluster="doc_id", scale=(1, 5))
         if text:
             kw["parse"] = "score"
-        t0 = time.perf_counter()
+        clock.start()
         judgelab.from_frame(path, **kw)
-        return time.perf_counter() - t0
+        return clock.stop()
     if step == "position":
         from judgelab.probes import position
 
         pairs = pd.read_parquet(folder / "pairs.parquet")
-        t0 = time.perf_counter()
+        clock.start()
         position.analyze(pairs, n_resamples=resamples)
-        return time.perf_counter() - t0
+        return clock.stop()
     if step == "estimate":
         items = pd.read_parquet(folder / "items.parquet")
-        t0 = time.perf_counter()
+        clock.start()
         judgelab.estimate(items, "direct_score", "gpt-4o-mini", cache=False)
-        return time.perf_counter() - t0
+        return clock.stop()
     table = pd.read_parquet(folder / "table.parquet")
-    t0 = time.perf_counter()
+    clock.start()
     if step == "save":
         judgelab.save(table, folder / "saved.parquet")
     elif step == "load":
         if not (folder / "saved.parquet").is_file():
             judgelab.save(table, folder / "saved.parquet")
         del table
-        t0 = time.perf_counter()
+        clock.start()
         judgelab.load(folder / "saved.parquet")
     elif step == "spearman":
         stats.spearman("judge_a", GOLD, data=table, by="criterion", cluster="doc_id", n_resamples=resamples)
@@ -233,19 +256,19 @@ def run_step(step: str, folder: Path, size: int, text_max: int, resamples: int) 
         items = table["item_id"].drop_duplicates()
         labelled = set(items.sample(frac=0.1, random_state=0))
         keep = (table["judge"] != GOLD) | table["item_id"].isin(labelled)
-        t0 = time.perf_counter()
+        clock.start()
         stats.corrected_mean(table[keep & table["judge"].isin(["judge_a", GOLD])], judge="judge_a", gold=GOLD,
                              by="criterion")
     elif step == "report":
         judgelab.report(table, folder / "report.html")
     else:
         raise SystemExit(f"unknown step {step!r}")
-    return time.perf_counter() - t0
+    return clock.stop()
 
 
 def _child(args: argparse.Namespace) -> None:
-    wall = run_step(args.child, Path(args.workdir) / f"n{args.size}", args.size, args.text_max, args.resamples)
-    print(json.dumps({"wall": wall}))
+    wall, cpu = run_step(args.child, Path(args.workdir) / f"n{args.size}", args.size, args.text_max, args.resamples)
+    print(json.dumps({"wall": wall, "cpu": cpu}))
 
 
 def _measure(step: str, size: int, args: argparse.Namespace) -> dict[str, float | str]:
@@ -266,9 +289,9 @@ def _measure(step: str, size: int, args: argparse.Namespace) -> dict[str, float 
     peak_gb = usage.ru_maxrss * 1024 / 1e9  # ru_maxrss is in KiB on Linux
     if proc.returncode != 0:
         last = errors.strip().splitlines()[-1] if errors.strip() else f"exit {proc.returncode}"
-        return {"wall": math.nan, "peak_gb": peak_gb, "load": load, "error": last[:120]}
-    wall = json.loads(text.strip().splitlines()[-1])["wall"]
-    return {"wall": wall, "peak_gb": peak_gb, "load": load, "error": ""}
+        return {"wall": math.nan, "cpu": math.nan, "peak_gb": peak_gb, "load": load, "error": last[:120]}
+    times = json.loads(text.strip().splitlines()[-1])
+    return {"wall": times["wall"], "cpu": times["cpu"], "peak_gb": peak_gb, "load": load, "error": ""}
 
 
 def growth_exponent(sizes: list[int], walls: list[float]) -> float:
@@ -305,13 +328,15 @@ def main(argv: list[str] | None = None) -> None:
         print(f"inputs for {size:,} rows ready ({time.perf_counter() - t0:.1f} s)", flush=True)
         for step in args.steps:
             r = results[step][size] = _measure(step, size, args)
-            print(f"  {step:<20} {size:>10,}  {r['wall']:8.2f} s  {r['peak_gb']:6.2f} GB  load {r['load']:.2f}"
+            print(f"  {step:<20} {size:>10,}  {r['wall']:8.2f} s  cpu {r['cpu']:8.2f} s  {r['peak_gb']:6.2f} GB  "
+                  f"load {r['load']:.2f}"
                   + (f"  FAILED: {r['error']}" if r["error"] else ""), flush=True)
     head = " | ".join(f"{s:.0e}".replace("e+0", "e") for s in sizes)
-    print(f"\n| step | {head} | growth (>= 1e5) |")
+    print(f"\n| step (wall (cpu) / peak RSS) | {head} | growth (>= 1e5) |")
     print("|---|" + "---|" * len(sizes) + "---|")
     for step in args.steps:
-        cells = [f"{results[step][s]['wall']:.2f} s / {results[step][s]['peak_gb']:.2f} GB" for s in sizes]
+        cells = [f"{results[step][s]['wall']:.2f} s (cpu {results[step][s]['cpu']:.2f} s) / "
+                 f"{results[step][s]['peak_gb']:.2f} GB" for s in sizes]
         exp = growth_exponent(sizes, [float(results[step][s]["wall"]) for s in sizes])
         print(f"| {step} | " + " | ".join(cells) + f" | {'n/a' if math.isnan(exp) else f'n^{exp:.2f}'} |")
     print(f"\nload average now: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
