@@ -712,6 +712,7 @@ async def _estimate_with(items: Any, rubric: Rubric | str | Path, model: str | A
                          cache: bool | str | Path | RequestCache | None) -> RunEstimate:
     engine, item_df, jobs, own_cache = _prepare(items, rubric, model, config, cache)
     total_tokens, total_cost, cached = 0, 0.0, 0
+    prices: dict[tuple[str, int, int], float] = {}  # each distinct token count priced once in this estimate
     try:
         for job in jobs:
             params = config.request_params(engine.rubric, job.request, job.repeat)
@@ -720,7 +721,8 @@ async def _estimate_with(items: Any, rubric: Rubric | str | Path, model: str | A
             if hit is not None and not (config.retry_unscored and _unscored(engine.rubric, job, hit)):
                 cached += 1
                 continue
-            tokens, cost = estimate_call_cost(engine.model, job.request.messages, params.get("max_tokens"))
+            tokens, cost = estimate_call_cost(engine.model, job.request.messages, params.get("max_tokens"),
+                                              prices=prices)
             total_tokens += tokens
             total_cost += cost
     finally:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from judgelab.engine.runner import item_order_seed
@@ -42,6 +43,7 @@ from judgelab.probes.result import ProbeResult, plot_estimates, stats_rows, summ
 from judgelab.rubrics import combine_swapped_passes
 from judgelab.rubrics.base import Rubric
 from judgelab.stats import DEFAULT_RESAMPLES, bootstrap_ci, flip_rate
+from judgelab.stats.bootstrap import TABLE_MAX_CELLS, TableStatistic, bootstrap
 from judgelab.stats.question import check_design, describe_values
 from judgelab.stats.tidy import join_notes, result_row
 
@@ -280,7 +282,7 @@ def sensitivity_rows(calibrated: pd.DataFrame, gold_labels: pd.Series | None, *,
                           if len(scored) < len(verdicts) else "")
         points = scored.map(POINTS).to_numpy(dtype=float)
         if len(points):
-            ci = bootstrap_ci(points, statistic="mean", n_resamples=n_resamples, seed=seed).iloc[0]
+            ci = _mean_ci(points, n_resamples=n_resamples, seed=seed)
             rows.append(result_row("win_rate_A", float(points.mean()), n=len(points), ci_low=ci["ci_low"],
                                    ci_high=ci["ci_high"], method=f"mean points (tie = 0.5), {ci['method']}",
                                    policy=policy, note=note))
@@ -294,11 +296,24 @@ def sensitivity_rows(calibrated: pd.DataFrame, gold_labels: pd.Series | None, *,
             rows.append(proportion_row("accuracy", correct, int(has_gold.sum()), policy=policy, note=note))
     confidence = pd.to_numeric(calibrated["tie_confidence"], errors="coerce").dropna().to_numpy(float)
     if stated_confidence and len(confidence):  # the swap-consistency rule: agreeing passes keep their mean confidence, others 0.5
-        ci = bootstrap_ci(confidence, statistic="mean", n_resamples=n_resamples, seed=seed).iloc[0]
+        ci = _mean_ci(confidence, n_resamples=n_resamples, seed=seed)
         rows.append(result_row("swap_rule_confidence", float(confidence.mean()), n=len(confidence),
                                ci_low=ci["ci_low"], ci_high=ci["ci_high"], policy="tie", note=unscored_note,
                                method=f"mean confidence after the swap-consistency rule, {ci['method']}"))
     return rows
+
+
+def _mean_ci(values: np.ndarray, *, n_resamples: int, seed: int) -> dict[str, Any]:
+    """Percentile bootstrap CI of a mean (ci_low, ci_high, method). Points take three values (0, 0.5, 1) and
+    stated confidences a few: with at most one distinct value per two items the resamples are multinomial
+    counts over the distinct values (the same distribution as drawing items, O(values) per resample instead
+    of O(items)); otherwise stats.bootstrap_ci's mean."""
+    distinct, codes = np.unique(values, return_inverse=True)
+    if len(distinct) > min(TABLE_MAX_CELLS, len(values) // 2):
+        return dict(bootstrap_ci(values, statistic="mean", n_resamples=n_resamples, seed=seed).iloc[0])
+    stat = TableStatistic(codes.ravel(), len(distinct), lambda counts: counts @ distinct / counts.sum(axis=1))
+    boot = bootstrap(stat, len(values), n_resamples=n_resamples, seed=seed, return_distribution=False)
+    return {"ci_low": boot.ci_low, "ci_high": boot.ci_high, "method": boot.method}
 
 
 def plot_position(result: ProbeResult, ax: Any = None) -> Any:

@@ -205,6 +205,8 @@ def _clean(text: str) -> tuple[str, list[int]]:
 
 
 def _lower(text: str) -> str:
+    if text.isascii():  # each ASCII character lowers to one character: str.lower is the same, ~100x faster
+        return text.lower()
     return "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text)
 
 

@@ -21,8 +21,9 @@ how often each cluster is drawn (multinomial over clusters) for whole-cluster re
 resample then costs O(K L), not O(n). The table path is used when the grid has at most
 :data:`TABLE_MAX_CELLS` cells and at most half as many cells as rows (:func:`table_statistic`); continuous data
 (many distinct values) keep the index path. Two-stage clustered resampling
-(``"clusters_then_rows"``) draws rows within clusters, so it keeps index matrices, but a table
-statistic still evaluates each resample from its bincounted table. Table resamples are drawn in
+(``"clusters_then_rows"``) draws rows within clusters, so it keeps the row draws, but a table
+statistic maps each drawn row straight to its cell and evaluates each resample from its bincounted table
+(no index matrix, the same draws). Table resamples are drawn in
 blocks of fixed size, each from its own generator seeded in order from the caller's, on a thread pool
 (``JUDGELAB_STATS_THREADS``, default the usable CPUs, at most 8; numpy's draws release the GIL): a
 seed gives the same intervals whatever the number of threads.
@@ -340,6 +341,38 @@ def _cluster_batches(
         yield _Ragged(pieces, lengths)
 
 
+def _two_stage_table_values(
+    statistic: TableStatistic, clusters: _Clusters, n_resamples: int, rng: np.random.Generator
+) -> Iterator[np.ndarray]:
+    """Two-stage (clusters, then rows within) resamples of a table statistic, per chunk: the same draws as
+    :func:`_cluster_batches` (so the same resamples for a seed), but each drawn row goes straight to its cell
+    in the cluster-sorted cell codes and each resample's table is one bincount -- no index matrix of rows, no
+    second gather through the row order, and no grouping of unequal-length resamples."""
+    n_clusters, n_cells = len(clusters.sizes), statistic.n_cells
+    code_type = np.int16 if n_cells <= np.iinfo(np.int16).max else np.int64
+    sorted_cells = statistic.cells[clusters.order].astype(code_type)  # small: stays in cache for the gathers
+    step = _chunk_rows(int(clusters.sizes.sum()))
+    equal = bool((clusters.sizes == clusters.sizes[0]).all())
+    for start in range(0, n_resamples, step):
+        batch = min(step, n_resamples - start)
+        chosen = rng.integers(0, n_clusters, size=(batch, n_clusters))
+        if equal:
+            size = int(clusters.sizes[0])
+            within = rng.integers(0, size, size=(batch, n_clusters, size))
+            within += clusters.starts[chosen][..., None]
+            cells = sorted_cells[within].reshape(batch, n_clusters * size).astype(np.int64)
+            cells += (np.arange(batch, dtype=np.int64) * n_cells)[:, None]
+        else:
+            flat_clusters = chosen.ravel()
+            reps = clusters.sizes[flat_clusters]
+            cluster_of_row = np.repeat(flat_clusters, reps)
+            within = np.floor(rng.random(len(cluster_of_row)) * clusters.sizes[cluster_of_row]).astype(np.int64)
+            cells = sorted_cells[clusters.starts[cluster_of_row] + within].astype(np.int64)
+            cells += np.repeat(np.arange(batch, dtype=np.int64) * n_cells, reps.reshape(batch, n_clusters).sum(axis=1))
+        counts = np.bincount(cells.ravel(), minlength=batch * n_cells).reshape(batch, n_cells)
+        yield np.asarray(statistic.func(counts.astype(float)), dtype="float64")
+
+
 class _Ragged:
     """Resamples of unequal length: evaluated in groups of equal length, results in draw order."""
 
@@ -568,6 +601,8 @@ def bootstrap(
         parts = [_table_distribution(statistic, clusters, n_resamples, rng)]  # type: ignore[arg-type]
     elif clusters is None:
         parts = [_evaluate(statistic, b) for b in _iid_batches(n, n_resamples, rng)]
+    elif isinstance(statistic, TableStatistic) and cluster_resampling == "clusters_then_rows":
+        parts = list(_two_stage_table_values(statistic, clusters, n_resamples, rng))
     else:
         parts = [_evaluate(statistic, b) for b in _cluster_batches(clusters, n_resamples, rng, cluster_resampling)]
     distribution = np.concatenate(parts)

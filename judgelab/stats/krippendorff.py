@@ -15,6 +15,12 @@ exactly the squared difference of mid-ranks), so both sums reduce to weighted va
 sum_ck n_uc n_uk d_ck = 2 m_u sum_c n_uc (x_c - mean_u)^2 (nominal: m_u^2 - sum_c n_uc^2). A
 resample therefore costs O(distinct values per unit + categories), never O(categories^2): the
 ordinal bootstrap with a thousand distinct values runs in bounded memory.
+
+alpha depends on the units only through how often each distinct *unit pattern* (the unit's multiset of
+values) occurs: 3 raters on 5 levels give at most 35 patterns however many units there are. When the
+patterns are few (at most :data:`judgelab.stats.bootstrap.TABLE_MAX_CELLS` and one per two units), alpha is a
+:class:`~judgelab.stats.bootstrap.TableStatistic` over pattern counts, so the bootstrap draws multinomial
+pattern counts (the same distribution as drawing units) and a resample costs O(patterns), not O(units).
 """
 
 from __future__ import annotations
@@ -37,7 +43,15 @@ from judgelab.stats._inputs import (
     ratings_matrix,
 )
 from judgelab.stats.agreement import check_long, label_codes, with_note
-from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Interval, Seed, bootstrap
+from judgelab.stats.bootstrap import (
+    DEFAULT_RESAMPLES,
+    TABLE_MAX_CELLS,
+    IndexStatistic,
+    Interval,
+    Seed,
+    TableStatistic,
+    bootstrap,
+)
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["AlphaLevel", "krippendorff_alpha"]
@@ -135,6 +149,56 @@ def _alpha(u: _Units, level: AlphaLevel, weights: np.ndarray) -> np.ndarray:
     return alpha
 
 
+def _patterns(u: _Units) -> tuple[np.ndarray, np.ndarray]:
+    """Each unit's pattern (0..P-1: units with the same values and counts share one) and, per pattern, the
+    first unit holding it."""
+    per_unit = np.diff(np.r_[u.unit_starts, len(u.unit)])
+    width = int(per_unit.max(initial=0))
+    keys = np.full((u.n_units, 2 * width), -1.0)
+    slot = np.arange(len(u.unit)) - np.repeat(u.unit_starts, per_unit)  # the entry's place within its unit
+    keys[u.unit, 2 * slot] = u.code
+    keys[u.unit, 2 * slot + 1] = u.count
+    _, first, pattern = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    return pattern.ravel().astype(np.int64), first
+
+
+def _subset(u: _Units, chosen: np.ndarray) -> _Units:
+    """The units ``chosen`` (in that order) as a _Units of their own; every category must occur in them."""
+    entries = np.concatenate([np.arange(u.unit_starts[i], u.unit_starts[i] + n) for i, n in
+                              zip(chosen, np.diff(np.r_[u.unit_starts, len(u.unit)])[chosen], strict=True)])
+    unit = np.repeat(np.arange(len(chosen)), np.diff(np.r_[u.unit_starts, len(u.unit)])[chosen])
+    code = u.code[entries]
+    by_code = np.argsort(code, kind="stable")
+    return _Units(unit=unit, code=code, count=u.count[entries], m=u.m[chosen],
+                  unit_starts=np.flatnonzero(np.r_[True, np.diff(unit) > 0]), by_code=by_code,
+                  code_starts=np.flatnonzero(np.r_[True, np.diff(code[by_code]) > 0]), positions=u.positions,
+                  n_unpairable=u.n_unpairable)
+
+
+def alpha_statistic(units: _Units, level: AlphaLevel, *, patterns: bool = True) -> IndexStatistic:
+    """alpha as a statistic of unit indices: a TableStatistic over unit patterns when they are few (see the
+    module docstring) and ``patterns``, else from per-unit draw counts (bincount of each resample's units)."""
+    if patterns and units.n_units >= 2:
+        pattern, first = _patterns(units)
+        if len(first) <= min(TABLE_MAX_CELLS, units.n_units // 2):
+            # every category occurs in some unit, so in the first unit of that unit's pattern
+            kinds = _subset(units, first)
+            return TableStatistic(pattern, len(first), lambda counts: _alpha(kinds, level, counts))
+
+    def stat(idx: np.ndarray) -> np.ndarray:
+        out = np.empty(idx.shape[0])
+        step = max(1, _BATCH_ELEMENTS // max(len(units.unit), units.n_units, units.n_categories, 1))
+        offsets = (np.arange(min(step, idx.shape[0])) * units.n_units)[:, None]
+        for start in range(0, idx.shape[0], step):
+            part = idx[start : start + step]
+            flat = (part + offsets[: len(part)]).ravel()
+            weights = np.bincount(flat, minlength=len(part) * units.n_units).reshape(len(part), units.n_units)
+            out[start : start + step] = _alpha(units, level, weights.astype(float))
+        return out
+
+    return stat
+
+
 def krippendorff_alpha(
     ratings: Any = None,
     *,
@@ -167,18 +231,7 @@ def krippendorff_alpha(
                         statistic="Krippendorff's alpha", raters=raters)
     matrix, n_merged = rm.matrix, rm.n_merged
     units = _units(matrix, level)
-
-    def stat(idx: np.ndarray) -> np.ndarray:
-        out = np.empty(idx.shape[0])
-        step = max(1, _BATCH_ELEMENTS // max(len(units.unit), units.n_units, units.n_categories, 1))
-        offsets = (np.arange(min(step, idx.shape[0])) * units.n_units)[:, None]
-        for start in range(0, idx.shape[0], step):
-            part = idx[start : start + step]
-            flat = (part + offsets[: len(part)]).ravel()
-            weights = np.bincount(flat, minlength=len(part) * units.n_units).reshape(len(part), units.n_units)
-            out[start : start + step] = _alpha(units, level, weights.astype(float))
-        return out
-
+    stat = alpha_statistic(units, level)
     if units.n_units == 0:
         note = "alpha undefined: no unit has 2 or more ratings"
         boot = None

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from judgelab import judgments
@@ -376,8 +377,13 @@ def _judgments_html(source: ReportSource, prompts: Mapping[str, list[dict[str, s
     if source.items is not None:
         for item in source.items.to_dict(orient="records"):
             items.setdefault(str(item["item_id"]), item)
+    # only the rows of the judgments that can be listed become plain dicts (per-group pandas calls cost seconds,
+    # and dicts of every row cost more than the rest of the report on a large table); the groups are numbered in
+    # table order, as a dict keyed by the group's values would be
+    number = _judgment_numbers(table)
+    total = int(number.max()) + 1 if len(number) else 0
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    for record in table.to_dict(orient="records"):  # plain dicts: per-group pandas calls cost seconds
+    for record in table[number < max_judgments].to_dict(orient="records"):
         groups.setdefault(tuple(record[c] for c in _GROUP), []).append(record)
     parsed_columns = [c for c in ("criterion", "side", "status", "score", "winner", "verdict", "confidence",
                                   "unscored_reason", "detail") if c in table.columns]
@@ -393,7 +399,48 @@ def _judgments_html(source: ReportSource, prompts: Mapping[str, list[dict[str, s
     # the list scrolls inside its box: the page stays a few screens tall however many judgments it lists
     body = (f"<div style='max-height:80vh;overflow:auto'><table id='judgments'><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(rows_html)}</tbody></table></div>")
-    return body, len(rows_html), len(groups)
+    return body, len(rows_html), total
+
+
+def _judgment_numbers(table: pd.DataFrame) -> np.ndarray:
+    """Each row's judgment (its _GROUP values) numbered 0, 1, ... in order of first appearance."""
+    return table.groupby(_GROUP, sort=False, dropna=False).ngroup().to_numpy()
+
+
+_FREE_TEXT = ("raw_output", "reasoning", "detail")  # shown only in the judgments list, never counted or plotted
+
+
+def _redacted_table(table: pd.DataFrame, max_judgments: int) -> pd.DataFrame:
+    """The table with every text cell redacted, as redact(table) gives it, but each distinct value redacted once
+    (a table repeats its judges, criteria and statuses on every row), and the free-text columns
+    (:data:`_FREE_TEXT`) kept only on the rows of the judgments the list can show (the first ``max_judgments``;
+    elsewhere missing): no figure, count or table of the report reads them."""
+    out = table.copy()
+    text = [c for c in out.columns if isinstance(out[c].dtype, pd.StringDtype)]
+    for column in out.columns:
+        if column not in text and column not in _FREE_TEXT:
+            out[column] = redact(out[column])
+    for column in text:
+        if column not in _FREE_TEXT:
+            out[column] = _redact_distinct(out[column])
+    free = [c for c in _FREE_TEXT if c in out.columns]
+    if free:
+        listed = _judgment_numbers(out) < max_judgments
+        for column in free:
+            kept = out[column].where(pd.Series(listed, index=out.index))
+            out[column] = _redact_distinct(kept) if column in text else redact(kept)
+    return out
+
+
+def _redact_distinct(column: pd.Series) -> pd.Series:
+    """A string column with each distinct value redacted once (missing cells stay missing)."""
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    clean = np.asarray(redact([str(u) for u in uniques]), dtype=object)
+    values = np.empty(len(column), dtype=object)
+    values[:] = None
+    present = codes >= 0
+    values[present] = clean[codes[present]]
+    return pd.Series(values, index=column.index, name=column.name, dtype=column.dtype)
 
 
 # ---------------------------------------------------------------- the page
@@ -444,9 +491,9 @@ def _document(source: ReportSource, max_judgments: int, max_bytes: int | None = 
     prompts = _rendered_prompts(source)
     # THE one place the report's data meets the secret redaction of judgelab.backends.redaction (issue 15):
     # the table, item texts, rendered prompts, probe summary and metadata are redacted before any is written
-    clean = redact({"table": source.table, "items": source.items, "summary": source.summary, "meta": source.meta,
+    clean = redact({"items": source.items, "summary": source.summary, "meta": source.meta,
                     "stats": source.stats, "prompts": prompts, "title": source.title, "notes": source.notes})
-    source = ReportSource(table=clean["table"], title=clean["title"], stats=clean["stats"], summary=clean["summary"],
+    source = ReportSource(table=_redacted_table(source.table, max_judgments), title=clean["title"], stats=clean["stats"], summary=clean["summary"],
                           probe=source.probe, meta=clean["meta"], items=clean["items"], rubric=source.rubric,
                           notes=clean["notes"], probe_result=source.probe_result)
     prompts = clean["prompts"]

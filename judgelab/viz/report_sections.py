@@ -59,8 +59,12 @@ def score_labels(scores: pd.Series, edges: np.ndarray | None) -> pd.Series:
     """Each score's bar label: the score itself; or its bin, named by its centre (``1.5`` holds 1.25 up to 1.75)
     for half-point bins, else ``[lo, hi)`` (the last bin closed)."""
     values = scores.astype(float)
-    if edges is None:
+    if edges is None and not len(values):
         return values.map(format_number)
+    if edges is None:  # each distinct score formatted once (a large table repeats a few scores on every row)
+        codes, uniques = pd.factorize(values)
+        names = np.array([format_number(u) for u in uniques] + [format_number(math.nan)], dtype=object)
+        return pd.Series(names[codes], index=values.index, name=values.name)  # the dtype Series.map infers
     index = np.clip(np.searchsorted(edges, values.to_numpy(), side="right") - 1, 0, len(edges) - 2)
     if half_point_bins(edges):
         names = [f"{(edges[k] + edges[k + 1]) / 2:g}" for k in range(len(edges) - 1)]
