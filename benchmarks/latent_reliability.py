@@ -42,11 +42,16 @@ def openqa_design() -> Iterator[tuple[str, pd.DataFrame, list[str], str, str]]:
 
 def llmbar_design() -> Iterator[tuple[str, pd.DataFrame, list[str], str, str]]:
     from judgelab.datasets import llmbar
+    from judgelab.datasets.sources import DataNotFoundError
     from judgelab.studies.llmbar_study import LLMBAR_JUDGES, LLMBAR_STRATEGIES
 
     parts, gold = [], None
     for strategy in LLMBAR_STRATEGIES:
-        table = llmbar("Natural", list(LLMBAR_JUDGES), strategy, data_dir=DATA_DIR).table
+        try:
+            table = llmbar("Natural", list(LLMBAR_JUDGES), strategy, data_dir=DATA_DIR).table
+        except DataNotFoundError as missing:  # LLMBar released only statistics.json for some (judge, strategy)
+            print(f"left out: {missing}")
+            continue
         judged = table[table["judge"].isin(LLMBAR_JUDGES)].copy()
         judged["judge"] = judged["judge"].astype(str) + "/" + strategy
         parts.append(judged)
