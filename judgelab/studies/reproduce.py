@@ -45,6 +45,7 @@ class Artifact:
     figure: Figure | None = None
     table: pd.DataFrame | None = None
     tables: list[str] = field(default_factory=list)  # CSV names a figure is drawn from
+    parameters: dict[str, Any] = field(default_factory=dict)  # settings of this figure beyond the command's
 
 
 @dataclass(frozen=True)
@@ -367,7 +368,7 @@ def latent_artifacts(settings: Settings) -> list[Artifact]:
                  table=latent),
         Artifact("latent_reliability_fig", nb, f"Judge accuracy estimated without labels vs measured. {base} {ci}.",
                  src, figure=ranking_plots.plot_judge_reliability(latent, caption_text=f"{base} {ci}.").figure,
-                 tables=["latent_reliability"]),
+                 tables=["latent_reliability"], parameters={"latent_refits": LATENT_RESAMPLES}),
     ]
 
 
@@ -397,7 +398,7 @@ def _write_figure(artifact: Artifact, out: Path, params: dict[str, Any]) -> list
         "data_sources": [{k: v for k, v in s.items() if k != "location"} for s in artifact.sources],
         "tables": [f"{t}.csv" for t in artifact.tables],
         "command": params["command"],
-        "parameters": {k: v for k, v in params.items() if k != "command"},
+        "parameters": {**{k: v for k, v in params.items() if k != "command"}, **artifact.parameters},
     }
     side.write_text(json.dumps(sidecar, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return [png, pdf, side]
