@@ -316,8 +316,6 @@ def ranking_artifacts(settings: Settings) -> list[Artifact]:
     return [
         Artifact("ranking_by_score", nb, f"Each rater's ranking by mean score, per criterion. {base} {ci}.", src,
                  table=by_score),
-        Artifact("ranking_battles", nb, "Per-document battles implied by each rater's scores (higher score wins, "
-                 f"equal scores tie). {base}", src, table=battles),
         Artifact("ranking_by_battles", nb, f"Bradley-Terry rankings of the per-document battles (ties as half a win), "
                  f"per rater and criterion. {base} {ci}.", src, table=by_battles),
         Artifact("ranking_agreement", nb, "Kendall's tau between the experts' and each judge's score ranking, per "
