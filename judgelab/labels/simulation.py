@@ -20,7 +20,7 @@ uniform, the weighted estimator of :mod:`judgelab.stats.corrected.weighted`) -- 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -99,13 +99,13 @@ def selection_coverage(n_sims: int = 200, *, scales: Sequence[Scale] = SCALES,
                 hits[strategy] += int(low <= y.mean() <= high)
                 widths[strategy].append(high - low)
         rows += _coverage_rows(hits, widths, n_sims, scale, seed, ci_level,
-                               f"{method} intervals holding the mean of all {n_items} gold values, {budget} labels "
-                               "drawn '{strategy}', over " f"{n_sims} seeded data sets")
+                               lambda strategy: f"{method} intervals holding the mean of all {n_items} gold values, "
+                               f"{budget} labels drawn {strategy!r}, over {n_sims} seeded data sets")
     return tidy_frame(rows)
 
 
 def _coverage_rows(hits: dict[str, int], widths: dict[str, list[float]], n_sims: int, scale: str, seed: int,
-                   ci_level: float, what: str) -> list[dict]:
+                   ci_level: float, what: Callable[[str], str]) -> list[dict]:
     """One coverage row per strategy: the share with its Wilson 95% interval, mean width, width vs random."""
     z = float(special.ndtri(0.975))
     base = float(np.mean(widths["random"])) if "random" in widths else float("nan")
@@ -117,7 +117,7 @@ def _coverage_rows(hits: dict[str, int], widths: dict[str, list[float]], n_sims:
         width = float(np.mean(widths[strategy]))
         rows.append(result_row(
             "coverage", p, ci_low=centre - half, ci_high=centre + half, n=n_sims,
-            method=f"share of {ci_level:.0%} " + what.format(strategy=strategy) + "; Wilson 95% interval",
+            method=f"share of {ci_level:.0%} " + what(strategy) + "; Wilson 95% interval",
             scale=scale, strategy=strategy, nominal=ci_level, mean_width=width, width_vs_random=width / base,
             seed=seed))
     return rows
@@ -142,5 +142,5 @@ def released_coverage(judge: Sequence[float], gold: Sequence[float], uncertainty
             hits[strategy] += int(low <= y.mean() <= high)
             widths[strategy].append(high - low)
     return tidy_frame(_coverage_rows(hits, widths, n_sims, "released", seed, ci_level,
-                                     f"{method} intervals holding the mean of all {len(y)} released labels, {budget} "
-                                     "labels drawn '{strategy}', over " f"{n_sims} seeded draws"))
+                                     lambda strategy: f"{method} intervals holding the mean of all {len(y)} released "
+                                     f"labels, {budget} labels drawn {strategy!r}, over {n_sims} seeded draws"))
