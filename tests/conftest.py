@@ -51,7 +51,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         "chaos_long": (config.getoption("--chaos-long"),
                        pytest.mark.skip(reason="the long chaos run takes 20-45 min: pass --chaos-long")),
         "long": (config.getoption("--long"),
-                 pytest.mark.skip(reason="a long coverage simulation (~1 min): pass --long")),
+                 pytest.mark.skip(reason="a long test (a coverage simulation or a kill-and-resume run, minutes): pass --long")),
     }
     for item in items:
         for marker, (wanted, skip) in skips.items():
