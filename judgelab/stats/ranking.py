@@ -34,7 +34,14 @@ from judgelab.stats.bootstrap import DEFAULT_RESAMPLES
 from judgelab.stats.bradley_terry import FitData, collapse, existence_problem, fit, win_probability
 from judgelab.stats.pairing import StatsInputError, is_judgments_table
 from judgelab.stats.ranking_scores import check_resampling, ranked_frame
-from judgelab.stats.ranking_tables import UnscoredPolicy, group_rows, table_battles
+from judgelab.stats.ranking_tables import (
+    UnscoredPolicy,
+    by_columns,
+    frame_groups,
+    group_rows,
+    stack_blocks,
+    table_battles,
+)
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["elo_ratings", "rank_systems", "win_rate_matrix"]
@@ -151,32 +158,17 @@ def rank_systems(
             blocks.append((keys, _rank_battles(read.frame, system_a=system_a, system_b=system_b, winner="winner",
                                                cluster=cluster_col, covariates=cover, note=read.note, extra=extra,
                                                **options)))
-        return _stack(blocks)
+        return stack_blocks(blocks)
     if judge is not None or unscored is not None:
         raise StatsInputError("judge= and unscored= read a judgments table (item_id, judge, criterion, status "
                               "columns); for a battles frame, filter it to the judge's battles and leave them out")
-    by_cols = [] if by is None else [by] if isinstance(by, str) else list(by)
-    if not by_cols:
+    if not by_columns(by):
         return _rank_battles(battles, system_a=system_a, system_b=system_b, winner=winner, cluster=cluster,
                              covariates=covariates, **options)
-    missing = [c for c in by_cols if c not in getattr(battles, "columns", [])]
-    if missing:
-        raise StatsInputError(f"by= names column {missing[0]!r}, which the battles frame does not have")
-    blocks = [(dict(zip(by_cols, key if isinstance(key, tuple) else (key,), strict=True)),
-               _rank_battles(part, system_a=system_a, system_b=system_b, winner=winner, cluster=cluster,
-                             covariates=covariates, **options))
-              for key, part in battles.groupby(by_cols, sort=True, dropna=False)]
-    return _stack(blocks)
-
-
-def _stack(blocks: list[tuple[dict[str, Any], pd.DataFrame]]) -> pd.DataFrame:
-    """The blocks one under another, each block's group keys as leading columns."""
-    frames = []
-    for keys, frame in blocks:
-        for position, (column, value) in enumerate(keys.items()):
-            frame.insert(position, column, value)
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
+    blocks = [(keys, _rank_battles(part, system_a=system_a, system_b=system_b, winner=winner, cluster=cluster,
+                                   covariates=covariates, **options))
+              for keys, part in frame_groups(battles, by, "the battles frame")]
+    return stack_blocks(blocks)
 
 
 def _rank_battles(

@@ -19,7 +19,7 @@ import pandas as pd
 
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES
 from judgelab.stats.pairing import EmptyInputError, StatsInputError, is_judgments_table
-from judgelab.stats.ranking_tables import group_rows, table_scores
+from judgelab.stats.ranking_tables import frame_groups, group_rows, stack_blocks, table_scores
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
 __all__ = ["ScoreData", "cluster_resamples", "rank_by_score", "read_scores", "score_means"]
@@ -180,18 +180,7 @@ def rank_by_score(
         if judge is not None or unscored is not None:
             raise StatsInputError("judge= and unscored= read a judgments table (item_id, judge, criterion, status "
                                   "columns); for a plain frame of scores, filter it first and leave them out")
-        by_cols = [] if by is None else [by] if isinstance(by, str) else list(by)
-        missing = [c for c in by_cols if c not in table.columns]
-        if missing:
-            raise StatsInputError(f"by= names column {missing[0]!r}, which the frame does not have")
-        groups = table.groupby(by_cols, sort=True, dropna=False) if by_cols else [((), table)]
-        for key, part in groups:
-            keys = dict(zip(by_cols, key if isinstance(key, tuple) else (key,), strict=True))
+        for keys, part in frame_groups(table, by):
             data = read_scores(part, system=system, score=score, cluster=cluster)
             blocks.append((keys, _rank_scores(data, note="", extra={}, **options)))
-    frames = []
-    for keys, frame in blocks:
-        for position, (column, value) in enumerate(keys.items()):
-            frame.insert(position, column, value)
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
+    return stack_blocks(blocks)

@@ -28,7 +28,8 @@ from judgelab.judgments import is_scored
 from judgelab.stats.pairing import AmbiguousQuestionError, EmptyInputError, StatsInputError
 from judgelab.stats.question import check_design, describe_values, rows_read
 
-__all__ = ["ORDERS", "TableRows", "UnscoredPolicy", "group_rows", "table_battles", "table_scores"]
+__all__ = ["ORDERS", "TableRows", "UnscoredPolicy", "by_columns", "frame_groups", "group_rows", "stack_blocks",
+           "table_battles", "table_scores"]
 
 UnscoredPolicy = Literal["tie", "drop"]
 ORDERS: tuple[str, ...] = ("original", "swapped")
@@ -43,10 +44,35 @@ class TableRows:
     note: str
 
 
-def _by_columns(by: str | Sequence[str] | None) -> list[str]:
+def by_columns(by: str | Sequence[str] | None) -> list[str]:
+    """``by=`` as a list of column names (none, one or several)."""
     if by is None:
         return []
     return [by] if isinstance(by, str) else list(by)
+
+
+def frame_groups(frame: pd.DataFrame, by: str | Sequence[str] | None,
+                 what: str = "the frame") -> list[tuple[dict[str, object], pd.DataFrame]]:
+    """A plain frame split into one block per ``by`` group: (group keys, rows) in sorted order of the keys, the
+    whole frame as one block with no keys when ``by`` is None; a ``by`` column ``what`` lacks is refused."""
+    by_cols = by_columns(by)
+    missing = [c for c in by_cols if c not in getattr(frame, "columns", [])]
+    if missing:
+        raise StatsInputError(f"by= names column {missing[0]!r}, which {what} does not have")
+    if not by_cols:
+        return [({}, frame)]
+    return [(dict(zip(by_cols, key if isinstance(key, tuple) else (key,), strict=True)), part)
+            for key, part in frame.groupby(by_cols, sort=True, dropna=False)]
+
+
+def stack_blocks(blocks: Sequence[tuple[dict[str, object], pd.DataFrame]]) -> pd.DataFrame:
+    """The blocks one under another, each block's group keys as leading columns."""
+    frames = []
+    for keys, frame in blocks:
+        for position, (column, value) in enumerate(keys.items()):
+            frame.insert(position, column, value)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
 
 
 def _check_columns(table: pd.DataFrame, columns: Sequence[str], what: str) -> None:
@@ -63,7 +89,7 @@ def group_rows(table: pd.DataFrame, *, judge: str | None, by: str | Sequence[str
     ``judge``: the judge whose rows are read (None: the table must hold one judge, or ``by`` must name
     ``judge``). Returns (group keys, rows) pairs in sorted order of the keys.
     """
-    by_cols = _by_columns(by)
+    by_cols = by_columns(by)
     _check_columns(table, ["item_id", "judge", "status", value, *by_cols],
                    "a judgments table needs item_id, judge, status and the value column; name by= columns it has")
     if judge is not None:

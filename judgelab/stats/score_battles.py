@@ -16,15 +16,11 @@ import numpy as np
 import pandas as pd
 
 from judgelab.stats.pairing import EmptyInputError, StatsInputError, is_judgments_table
-from judgelab.stats.ranking_tables import group_rows, table_scores
+from judgelab.stats.ranking_tables import by_columns, frame_groups, group_rows, stack_blocks, table_scores
 
 __all__ = ["battles_from_scores"]
 
 BATTLE_COLUMNS = ("system_a", "system_b", "score_a", "score_b", "winner")
-
-
-def _by_list(by: str | Sequence[str] | None) -> list[str]:
-    return [] if by is None else [by] if isinstance(by, str) else list(by)
 
 
 def _pairs(frame: pd.DataFrame, *, system: str, score: str, cluster: str, where: str) -> pd.DataFrame:
@@ -85,38 +81,30 @@ def battles_from_scores(
     if len({system, cluster, score}) < 3:
         raise StatsInputError(f"system={system!r}, cluster={cluster!r} and score={score!r} must name three "
                               f"different columns")
-    blocks: list[tuple[dict[str, Any], pd.DataFrame]] = []
+    sources: list[tuple[dict[str, Any], pd.DataFrame]] = []
     n_unscored = 0
     if is_judgments_table(table):
         for keys, rows in group_rows(table, judge=judge, by=by, value=score):
             read = table_scores(rows, system=system, score=score, unscored=unscored, carry=[cluster])
             n_unscored += read.n_unscored
-            where = ", ".join(f"{k}={v!r}" for k, v in keys.items())
-            blocks.append((keys, _pairs(read.frame, system=system, score=score, cluster=cluster,
-                                        where=f"{where}: " if where else "")))
+            sources.append((keys, read.frame))
     else:
         if judge is not None or unscored is not None:
             raise StatsInputError("judge= and unscored= read a judgments table (item_id, judge, criterion, status "
                                   "columns); for a plain frame of scores, filter it first and leave them out")
-        by_cols = _by_list(by)
-        missing = [c for c in (system, cluster, score, *by_cols) if c not in table.columns]
+        missing = [c for c in (system, cluster, score, *by_columns(by)) if c not in table.columns]
         if missing:
             raise StatsInputError(f"the frame has no column {missing[0]!r} (its columns: "
                                   f"{', '.join(map(str, list(table.columns)[:16]))})")
         if table.empty:
             raise EmptyInputError("the frame has no rows: no scores to compare")
-        groups = table.groupby(by_cols, sort=True, dropna=False) if by_cols else [((), table)]
-        for key, part in groups:
-            keys = dict(zip(by_cols, key if isinstance(key, tuple) else (key,), strict=True))
-            where = ", ".join(f"{k}={v!r}" for k, v in keys.items())
-            blocks.append((keys, _pairs(part, system=system, score=score, cluster=cluster,
-                                        where=f"{where}: " if where else "")))
-    frames = []
-    for keys, frame in blocks:
-        for position, (column, value) in enumerate(keys.items()):
-            frame.insert(position, column, value)
-        frames.append(frame)
-    out = pd.concat(frames, ignore_index=True)
+        sources = frame_groups(table, by)
+    blocks = []
+    for keys, frame in sources:
+        where = ", ".join(f"{k}={v!r}" for k, v in keys.items())
+        blocks.append((keys, _pairs(frame, system=system, score=score, cluster=cluster,
+                                    where=f"{where}: " if where else "")))
+    out = stack_blocks(blocks)
     if out.empty:
         raise EmptyInputError(f"no {cluster} holds scores of two systems: there is no battle to derive")
     out.attrs["n_unscored"] = n_unscored
