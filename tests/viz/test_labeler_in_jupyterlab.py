@@ -3,17 +3,13 @@ labelled by keyboard, the kernel restarted, the labelling resumed where it stopp
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from judgelab.labels import LabelStore
 from tests.support.browser import CHROMIUM, LAUNCH_ARGS, browser, not_blank
-from tests.viz.test_widgets_in_jupyterlab import _free_port, _wait_for_port
+from tests.support.jupyterlab import jupyterlab
 
 CELLS = [
     "import pandas as pd\nfrom judgelab.viz import Labeler\n"
@@ -33,22 +29,7 @@ KERNEL_IDLE = ("(() => { const w = window.jupyterapp && window.jupyterapp.shell.
 def test_label_by_keyboard_restart_the_kernel_and_resume(tmp_path: Path) -> None:
     sync_api = browser("the headless Labeler tests in test_labeler.py still ran")
     pytest.importorskip("jupyterlab", reason="jupyterlab (the notebooks extra) is not installed")
-    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
-    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(book, tmp_path / "label.ipynb")
-    port, log = _free_port(), tmp_path / "lab.log"
-    home = {name: str(tmp_path / name.lower()) for name in ("JUPYTER_RUNTIME_DIR", "JUPYTERLAB_SETTINGS_DIR",
-                                                             "JUPYTERLAB_WORKSPACES_DIR", "IPYTHONDIR")}
-    tracker = Path(home["JUPYTERLAB_SETTINGS_DIR"]) / "@jupyterlab" / "notebook-extension"
-    tracker.mkdir(parents=True)
-    (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
-    lab = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--allow-root",
-         "--IdentityProvider.token=", "--ServerApp.password=", "--expose-app-in-browser", "--LabApp.news_url=None",
-         f"--ServerApp.root_dir={tmp_path}"],
-        env={**os.environ, **home}, stdout=log.open("wb"), stderr=subprocess.STDOUT)
-    try:
-        _wait_for_port(port, lab, log)
+    with jupyterlab(tmp_path, "label.ipynb", CELLS) as port:
         with sync_api.sync_playwright() as pw:
             context = pw.chromium.launch_persistent_context(
                 str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS,
@@ -91,12 +72,6 @@ def test_label_by_keyboard_restart_the_kernel_and_resume(tmp_path: Path) -> None
                            for u in requests)
             finally:
                 context.close()
-    finally:
-        lab.terminate()
-        try:
-            lab.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            lab.kill()
     store = LabelStore(tmp_path / "labels.sqlite", read_only=True)
     answers = store.answers().set_index(["annotator", "item_id"])["value_num"]
     expected = {("ann", f"item{k}"): float(k % 5 + 1) for k in range(9)} | {("ann", "item10"): 4.0,

@@ -7,18 +7,13 @@ drawn after them (judgelab's and a plain ``plt.plot``), each shown once as an im
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from judgelab.viz.widgets import natural_key
 from tests.support.browser import CHROMIUM, LAUNCH_ARGS, browser, not_blank
+from tests.support.jupyterlab import jupyterlab
 
 CELLS = [
     "import os\nfrom judgelab.datasets import llmbar, openqa, summeval\n"
@@ -40,50 +35,14 @@ FIGURE_CELLS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path, timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"jupyter lab exited ({proc.returncode}):\n{log.read_text()[-3000:]}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.5)
-    raise AssertionError(f"jupyter lab did not listen on 127.0.0.1:{port} in {timeout_s:.0f} s:\n"
-                         f"{log.read_text()[-3000:]}")
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_widgets_render_in_jupyterlab_in_headless_chromium(data_dir: Path, tmp_path: Path) -> None:
     sync_api = browser("the widget-state tests in test_widgets.py still ran")
     pytest.importorskip("jupyterlab", reason="jupyterlab (the notebooks extra) is not installed")
-    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS + FIGURE_CELLS])
-    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(book, tmp_path / "widgets.ipynb")
-    port, log = _free_port(), tmp_path / "lab.log"
-    home = {name: str(tmp_path / name.lower()) for name in ("JUPYTER_RUNTIME_DIR", "JUPYTERLAB_SETTINGS_DIR",
-                                                             "JUPYTERLAB_WORKSPACES_DIR", "IPYTHONDIR")}
-    env = {**os.environ, **home, "JUDGELAB_DATA_DIR": str(data_dir)}
-    env.pop("MPLBACKEND", None)  # the kernel's own choice, matplotlib-inline, as a reader's JupyterLab has it
-    # every cell stays in the page (JupyterLab 4 otherwise leaves cells scrolled far away out of the DOM)
-    tracker = Path(home["JUPYTERLAB_SETTINGS_DIR"]) / "@jupyterlab" / "notebook-extension"
-    tracker.mkdir(parents=True)
-    (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
-    lab = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--allow-root",
-         "--IdentityProvider.token=", "--ServerApp.password=", "--expose-app-in-browser", "--LabApp.news_url=None",
-         f"--ServerApp.root_dir={tmp_path}"],
-        env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
-    try:
-        _wait_for_port(port, lab, log)
+    # the kernel's own backend, matplotlib-inline, as a reader's JupyterLab has it: MPLBACKEND unset
+    with jupyterlab(tmp_path, "widgets.ipynb", CELLS + FIGURE_CELLS, env={"JUDGELAB_DATA_DIR": str(data_dir)},
+                    unset=["MPLBACKEND"]) as port:
         with sync_api.sync_playwright() as pw:
             context = pw.chromium.launch_persistent_context(
                 str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS,
@@ -142,9 +101,3 @@ def test_widgets_render_in_jupyterlab_in_headless_chromium(data_dir: Path, tmp_p
                            for u in requests), sorted({u.split("?")[0] for u in requests})[:20]
             finally:
                 context.close()
-    finally:
-        lab.terminate()
-        try:
-            lab.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            lab.kill()
