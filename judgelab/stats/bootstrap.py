@@ -308,10 +308,16 @@ def _iid_batches(n: int, n_resamples: int, rng: np.random.Generator) -> Iterator
         yield rng.integers(0, n, size=(min(step, n_resamples - start), n))
 
 
-def _cluster_batches(
+def _two_stage_positions(
     clusters: _Clusters, n_resamples: int, rng: np.random.Generator, how: ClusterResampling
-) -> Iterator[np.ndarray | _Ragged]:
-    """Yield, per chunk, an index matrix, or a ragged batch when clusters differ in size."""
+) -> Iterator[tuple[int, np.ndarray, np.ndarray | None]]:
+    """The cluster resamples' draws, per chunk: (resamples in the chunk, positions in ``clusters.order``, lengths).
+
+    Clusters are drawn with replacement, then (``how="clusters_then_rows"``) rows within each drawn cluster.
+    Equal clusters: positions is a (resamples x rows) matrix and lengths None; unequal clusters: positions is
+    flat, resample after resample, with each resample's length. Every cluster bootstrap reads its draws here,
+    so two paths over the same clusters and seed see the same resamples.
+    """
     n_clusters = len(clusters.sizes)
     step = _chunk_rows(int(clusters.sizes.sum()))
     equal = bool((clusters.sizes == clusters.sizes[0]).all())
@@ -321,11 +327,11 @@ def _cluster_batches(
         if equal:
             size = int(clusters.sizes[0])
             if how == "clusters_then_rows":
-                within = rng.integers(0, size, size=(batch, n_clusters, size))
+                positions = rng.integers(0, size, size=(batch, n_clusters, size))
+                positions += clusters.starts[chosen][..., None]
             else:
-                within = np.broadcast_to(np.arange(size), (batch, n_clusters, size))
-            positions = clusters.starts[chosen][..., None] + within
-            yield clusters.order[positions].reshape(batch, n_clusters * size)
+                positions = clusters.starts[chosen][..., None] + np.arange(size)
+            yield batch, positions.reshape(batch, n_clusters * size), None
             continue
         flat_clusters = chosen.ravel()
         reps = clusters.sizes[flat_clusters]
@@ -335,40 +341,32 @@ def _cluster_batches(
         else:
             block_starts = np.repeat(np.cumsum(reps) - reps, reps)
             within = np.arange(len(cluster_of_row)) - block_starts
-        flat = clusters.order[clusters.starts[cluster_of_row] + within]
-        lengths = reps.reshape(batch, n_clusters).sum(axis=1)
-        pieces = np.split(flat, np.cumsum(lengths)[:-1])
-        yield _Ragged(pieces, lengths)
+        yield batch, clusters.starts[cluster_of_row] + within, reps.reshape(batch, n_clusters).sum(axis=1)
+
+
+def _cluster_batches(
+    clusters: _Clusters, n_resamples: int, rng: np.random.Generator, how: ClusterResampling
+) -> Iterator[np.ndarray | _Ragged]:
+    """Yield, per chunk, an index matrix, or a ragged batch when clusters differ in size."""
+    for _, positions, lengths in _two_stage_positions(clusters, n_resamples, rng, how):
+        rows = clusters.order[positions]
+        yield rows if lengths is None else _Ragged(np.split(rows, np.cumsum(lengths)[:-1]), lengths)
 
 
 def _two_stage_table_values(
     statistic: TableStatistic, clusters: _Clusters, n_resamples: int, rng: np.random.Generator
 ) -> Iterator[np.ndarray]:
-    """Two-stage (clusters, then rows within) resamples of a table statistic, per chunk: the same draws as
+    """Two-stage (clusters, then rows within) resamples of a table statistic, per chunk: the draws of
     :func:`_cluster_batches` (so the same resamples for a seed), but each drawn row goes straight to its cell
     in the cluster-sorted cell codes and each resample's table is one bincount -- no index matrix of rows, no
     second gather through the row order, and no grouping of unequal-length resamples."""
-    n_clusters, n_cells = len(clusters.sizes), statistic.n_cells
+    n_cells = statistic.n_cells
     code_type = np.int16 if n_cells <= np.iinfo(np.int16).max else np.int64
     sorted_cells = statistic.cells[clusters.order].astype(code_type)  # small: stays in cache for the gathers
-    step = _chunk_rows(int(clusters.sizes.sum()))
-    equal = bool((clusters.sizes == clusters.sizes[0]).all())
-    for start in range(0, n_resamples, step):
-        batch = min(step, n_resamples - start)
-        chosen = rng.integers(0, n_clusters, size=(batch, n_clusters))
-        if equal:
-            size = int(clusters.sizes[0])
-            within = rng.integers(0, size, size=(batch, n_clusters, size))
-            within += clusters.starts[chosen][..., None]
-            cells = sorted_cells[within].reshape(batch, n_clusters * size).astype(np.int64)
-            cells += (np.arange(batch, dtype=np.int64) * n_cells)[:, None]
-        else:
-            flat_clusters = chosen.ravel()
-            reps = clusters.sizes[flat_clusters]
-            cluster_of_row = np.repeat(flat_clusters, reps)
-            within = np.floor(rng.random(len(cluster_of_row)) * clusters.sizes[cluster_of_row]).astype(np.int64)
-            cells = sorted_cells[clusters.starts[cluster_of_row] + within].astype(np.int64)
-            cells += np.repeat(np.arange(batch, dtype=np.int64) * n_cells, reps.reshape(batch, n_clusters).sum(axis=1))
+    for batch, positions, lengths in _two_stage_positions(clusters, n_resamples, rng, "clusters_then_rows"):
+        cells = sorted_cells[positions].astype(np.int64)
+        offsets = np.arange(batch, dtype=np.int64) * n_cells
+        cells += offsets[:, None] if lengths is None else np.repeat(offsets, lengths)
         counts = np.bincount(cells.ravel(), minlength=batch * n_cells).reshape(batch, n_cells)
         yield np.asarray(statistic.func(counts.astype(float)), dtype="float64")
 
