@@ -14,6 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from judgelab import stats
+from judgelab.errors import ConfigError
 from judgelab.studies.summeval_study import HUMAN, SummEvalStudy
 
 __all__ = ["CRITERIA", "RANKERS", "battle_rankings", "corrected_battles", "expert_win_rates", "ranking_agreements", "score_rankings",
@@ -88,7 +89,7 @@ def corrected_battles(battles: pd.DataFrame, judge: str, criterion: str, *, n_la
     human = part[part["judge"] == HUMAN][[*key, "winner"]].rename(columns={"winner": "human"})
     both = judged.merge(human, on=key, how="inner", validate="one_to_one")
     if len(both) < n_labelled:
-        raise ValueError(f"only {len(both)} battles hold both verdicts; cannot label {n_labelled}")
+        raise ConfigError(f"only {len(both)} battles hold both verdicts; cannot label {n_labelled}")
     chosen = both.sample(n=n_labelled, random_state=seed).index
     both["labelled"] = both.index.isin(chosen)
     both.loc[~both["labelled"], "human"] = None
