@@ -42,9 +42,18 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from judgelab.stats import two_stage
 from judgelab.stats._inputs import StatsInputError, judge_names, per_group, resolve
 from judgelab.stats.contingency import kendall_from_table, spearman_from_table
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
+from judgelab.stats.two_stage import (
+    ClusterResampling,
+    Clusters,
+    blocks,
+    cell_counts,
+    draw_block,
+    iter_positions,
+)
 
 __all__ = [
     "DEFAULT_RESAMPLES", "TABLE_MAX_CELLS", "BootstrapResult", "ClusterResampling", "IndexStatistic", "Interval",
@@ -56,7 +65,6 @@ __all__ = [
 
 IndexStatistic = Callable[[np.ndarray], np.ndarray]
 Interval = Literal["percentile", "bca"]
-ClusterResampling = Literal["clusters_then_rows", "clusters"]
 Seed = int | np.random.Generator | None
 
 DEFAULT_RESAMPLES = 10_000  # the default of every n_resamples in judgelab (stats, probes, ensembles, studies)
@@ -285,90 +293,40 @@ def _chunk_rows(m: int) -> int:
     return max(1, _CHUNK_ELEMENTS // max(m, 1))
 
 
-@dataclass(frozen=True)
-class _Clusters:
-    order: np.ndarray  # row indices sorted by cluster
-    starts: np.ndarray  # first position of each cluster in ``order``
-    sizes: np.ndarray
-
-    @classmethod
-    def from_labels(cls, labels: np.ndarray) -> _Clusters:
-        codes, _ = pd.factorize(pd.Series(labels, dtype=object))
-        if (codes < 0).any():
-            raise StatsInputError("cluster labels must not be missing")
-        order = np.argsort(codes, kind="stable")
-        sizes = np.bincount(codes)
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        return cls(order=order, starts=starts, sizes=sizes)
-
-
 def _iid_batches(n: int, n_resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
     step = _chunk_rows(n)
     for start in range(0, n_resamples, step):
         yield rng.integers(0, n, size=(min(step, n_resamples - start), n))
 
 
-def _two_stage_positions(
-    clusters: _Clusters, n_resamples: int, rng: np.random.Generator, how: ClusterResampling
-) -> Iterator[tuple[int, np.ndarray, np.ndarray | None]]:
-    """The cluster resamples' draws, per chunk: (resamples in the chunk, positions in ``clusters.order``, lengths).
-
-    Clusters are drawn with replacement, then (``how="clusters_then_rows"``) rows within each drawn cluster.
-    Equal clusters: positions is a (resamples x rows) matrix and lengths None; unequal clusters: positions is
-    flat, resample after resample, with each resample's length. Every cluster bootstrap reads its draws here,
-    so two paths over the same clusters and seed see the same resamples.
-    """
-    n_clusters = len(clusters.sizes)
-    step = _chunk_rows(int(clusters.sizes.sum()))
-    equal = bool((clusters.sizes == clusters.sizes[0]).all())
-    for start in range(0, n_resamples, step):
-        batch = min(step, n_resamples - start)
-        chosen = rng.integers(0, n_clusters, size=(batch, n_clusters))
-        if equal:
-            size = int(clusters.sizes[0])
-            if how == "clusters_then_rows":
-                positions = rng.integers(0, size, size=(batch, n_clusters, size))
-                positions += clusters.starts[chosen][..., None]
-            else:
-                positions = clusters.starts[chosen][..., None] + np.arange(size)
-            yield batch, positions.reshape(batch, n_clusters * size), None
-            continue
-        flat_clusters = chosen.ravel()
-        reps = clusters.sizes[flat_clusters]
-        cluster_of_row = np.repeat(flat_clusters, reps)
-        if how == "clusters_then_rows":
-            within = np.floor(rng.random(len(cluster_of_row)) * clusters.sizes[cluster_of_row]).astype(np.int64)
-        else:
-            block_starts = np.repeat(np.cumsum(reps) - reps, reps)
-            within = np.arange(len(cluster_of_row)) - block_starts
-        yield batch, clusters.starts[cluster_of_row] + within, reps.reshape(batch, n_clusters).sum(axis=1)
-
-
 def _cluster_batches(
-    clusters: _Clusters, n_resamples: int, rng: np.random.Generator, how: ClusterResampling
+    clusters: Clusters, n_resamples: int, rng: np.random.Generator, how: ClusterResampling
 ) -> Iterator[np.ndarray | _Ragged]:
-    """Yield, per chunk, an index matrix, or a ragged batch when clusters differ in size."""
-    for _, positions, lengths in _two_stage_positions(clusters, n_resamples, rng, how):
+    """Yield, per block of :mod:`~judgelab.stats.two_stage` draws, an index matrix, or a ragged batch when
+    clusters differ in size."""
+    for positions, lengths in iter_positions(clusters, n_resamples, rng, how):
         rows = clusters.order[positions]
         yield rows if lengths is None else _Ragged(np.split(rows, np.cumsum(lengths)[:-1]), lengths)
 
 
 def _two_stage_table_values(
-    statistic: TableStatistic, clusters: _Clusters, n_resamples: int, rng: np.random.Generator
-) -> Iterator[np.ndarray]:
-    """Two-stage (clusters, then rows within) resamples of a table statistic, per chunk: the draws of
+    statistic: TableStatistic, clusters: Clusters, n_resamples: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Two-stage (clusters, then rows within) resamples of a table statistic: the draws of
     :func:`_cluster_batches` (so the same resamples for a seed), but each drawn row goes straight to its cell
-    in the cluster-sorted cell codes and each resample's table is one bincount -- no index matrix of rows, no
-    second gather through the row order, and no grouping of unequal-length resamples."""
+    and each resample's table is a bincount -- no index matrix of rows and no grouping of unequal-length
+    resamples. Blocks are drawn and counted on the thread pool (each has its own generator)."""
     n_cells = statistic.n_cells
-    code_type = np.int16 if n_cells <= np.iinfo(np.int16).max else np.int64
-    sorted_cells = statistic.cells[clusters.order].astype(code_type)  # small: stays in cache for the gathers
-    for batch, positions, lengths in _two_stage_positions(clusters, n_resamples, rng, "clusters_then_rows"):
-        cells = sorted_cells[positions].astype(np.int64)
-        offsets = np.arange(batch, dtype=np.int64) * n_cells
-        cells += offsets[:, None] if lengths is None else np.repeat(offsets, lengths)
-        counts = np.bincount(cells.ravel(), minlength=batch * n_cells).reshape(batch, n_cells)
-        yield np.asarray(statistic.func(counts.astype(float)), dtype="float64")
+    sorted_cells = statistic.cells[clusters.order].astype(np.int32)  # small: stays in cache for the gathers
+    plan = blocks(clusters, n_resamples, rng)
+    compiled = n_resamples * int(clusters.sizes.sum()) >= two_stage.KERNEL_MIN_DRAWS
+
+    def one(i: int) -> np.ndarray:
+        block = draw_block(clusters, *plan[i], "clusters_then_rows")
+        counts = cell_counts(clusters, block, sorted_cells, n_cells, compiled)
+        return np.asarray(statistic.func(counts), dtype="float64")
+
+    return _on_threads(one, len(plan))
 
 
 class _Ragged:
@@ -406,7 +364,7 @@ def _stats_threads() -> int:
 
 
 def _table_distribution(
-    statistic: TableStatistic, clusters: _Clusters | None, n_resamples: int, rng: np.random.Generator
+    statistic: TableStatistic, clusters: Clusters | None, n_resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
     """The statistic on ``n_resamples`` resampled tables, drawn in fixed blocks of resamples.
 
@@ -423,14 +381,19 @@ def _table_distribution(
         counts = draw(np.random.default_rng(int(seeds[i])), sizes[i])
         return np.asarray(statistic.func(counts), dtype="float64")
 
-    threads = min(_stats_threads(), len(sizes))
+    return _on_threads(one, len(sizes))
+
+
+def _on_threads(one: Callable[[int], np.ndarray], n_blocks: int) -> np.ndarray:
+    """``one(0) ... one(n_blocks - 1)`` concatenated in block order, run on the stats thread pool."""
+    threads = min(_stats_threads(), n_blocks)
     # one BLAS thread per block: the products are small, and BLAS's own threads would compete with the
     # pool's (and with anything else running: spinning BLAS threads make a loaded machine far slower)
     with _blas_controller().limit(limits=1, user_api="blas"):
         if threads <= 1:
-            return np.concatenate([one(i) for i in range(len(sizes))])
+            return np.concatenate([one(i) for i in range(n_blocks)])
         with ThreadPoolExecutor(max_workers=threads) as pool:
-            return np.concatenate(list(pool.map(one, range(len(sizes)))))
+            return np.concatenate(list(pool.map(one, range(n_blocks))))
 
 
 @lru_cache(maxsize=1)
@@ -441,7 +404,7 @@ def _blas_controller() -> Any:
 
 
 def _table_drawer(
-    statistic: TableStatistic, clusters: _Clusters | None
+    statistic: TableStatistic, clusters: Clusters | None
 ) -> tuple[Callable[[np.random.Generator, int], np.ndarray], int]:
     """A function (generator, batch) -> resampled cell counts (batch, n_cells), and the random values per
     resample it draws: multinomial over the table's occupied cells (i.i.d.), or per-cluster tables
@@ -489,7 +452,7 @@ def _table_drawer(
     return whole_clusters, n_clusters
 
 
-def _cluster_tables(statistic: TableStatistic, clusters: _Clusters) -> np.ndarray:
+def _cluster_tables(statistic: TableStatistic, clusters: Clusters) -> np.ndarray:
     """(n_clusters, n_cells) cell counts of each cluster."""
     cluster_of = np.repeat(np.arange(len(clusters.sizes)), clusters.sizes)
     flat = cluster_of * statistic.n_cells + statistic.cells[clusters.order]
@@ -497,7 +460,7 @@ def _cluster_tables(statistic: TableStatistic, clusters: _Clusters) -> np.ndarra
         len(clusters.sizes), statistic.n_cells).astype(float)
 
 
-def _uses_tables(statistic: IndexStatistic, clusters: _Clusters | None, how: ClusterResampling) -> bool:
+def _uses_tables(statistic: IndexStatistic, clusters: Clusters | None, how: ClusterResampling) -> bool:
     """Tables for i.i.d. and whole-cluster resampling of a table statistic (and for two-stage
     resampling when every cluster is one row, where it is the same thing); per-cluster tables
     are held in memory, so at most _CHUNK_ELEMENTS cluster x cell entries."""
@@ -509,7 +472,7 @@ def _uses_tables(statistic: IndexStatistic, clusters: _Clusters | None, how: Clu
     return whole and len(clusters.sizes) * statistic.n_cells <= _CHUNK_ELEMENTS
 
 
-def _table_jackknife(statistic: TableStatistic, clusters: _Clusters | None) -> np.ndarray:
+def _table_jackknife(statistic: TableStatistic, clusters: Clusters | None) -> np.ndarray:
     """Leave-one-out values from tables: the full table minus one row's cell (or one cluster's table)."""
     full = statistic.table()
     if clusters is None:
@@ -526,7 +489,7 @@ def _evaluate(statistic: IndexStatistic, batch: Any) -> np.ndarray:
     return batch.evaluate(statistic) if isinstance(batch, _Ragged) else np.asarray(statistic(batch), dtype="float64")
 
 
-def _jackknife(statistic: IndexStatistic, n: int, clusters: _Clusters | None) -> np.ndarray:
+def _jackknife(statistic: IndexStatistic, n: int, clusters: Clusters | None) -> np.ndarray:
     """Leave-one-out values (leave-one-cluster-out when clustered)."""
     if clusters is None:
         base = np.arange(n - 1)
@@ -584,7 +547,7 @@ def bootstrap(
         labels = np.asarray(cluster, dtype=object)
         if len(labels) != n:
             raise StatsInputError(f"cluster has {len(labels)} labels for {n} rows")
-        clusters = _Clusters.from_labels(labels)
+        clusters = Clusters.from_labels(labels)
     n_clusters = None if clusters is None else len(clusters.sizes)
     common = dict(ci_level=ci_level, interval=interval, n_resamples=n_resamples, n=n, n_clusters=n_clusters,
                   cluster_name=cluster_name, cluster_resampling=cluster_resampling if clusters else None)
@@ -600,7 +563,7 @@ def bootstrap(
     elif clusters is None:
         parts = [_evaluate(statistic, b) for b in _iid_batches(n, n_resamples, rng)]
     elif isinstance(statistic, TableStatistic) and cluster_resampling == "clusters_then_rows":
-        parts = list(_two_stage_table_values(statistic, clusters, n_resamples, rng))
+        parts = [_two_stage_table_values(statistic, clusters, n_resamples, rng)]
     else:
         parts = [_evaluate(statistic, b) for b in _cluster_batches(clusters, n_resamples, rng, cluster_resampling)]
     distribution = np.concatenate(parts)
@@ -628,7 +591,7 @@ def bootstrap(
 
 
 def _bca_probabilities(
-    statistic: IndexStatistic, n: int, clusters: _Clusters | None, valid: np.ndarray, estimate: float,
+    statistic: IndexStatistic, n: int, clusters: Clusters | None, valid: np.ndarray, estimate: float,
     probs: np.ndarray,
 ) -> tuple[np.ndarray, str]:
     share_below = (np.sum(valid < estimate) + 0.5 * np.sum(valid == estimate)) / len(valid)

@@ -251,7 +251,8 @@ def test_table_draws_depend_on_the_seed_only_not_on_the_thread_count(clustered: 
 def test_clustered_table_draws_are_exact_whole_numbers() -> None:
     """Resampled tables come from a float32 product of cluster weights and per-cluster counts: exact while
     every total stays below 2**24. Checked against the same draws summed in integers."""
-    from judgelab.stats.bootstrap import _cluster_tables, _Clusters, _table_drawer
+    from judgelab.stats.bootstrap import _cluster_tables, _table_drawer
+    from judgelab.stats.two_stage import Clusters
 
     rng, n_clusters = np.random.default_rng(12), 400
     sizes = rng.integers(1, 40, n_clusters)  # unequal clusters, up to 39 rows each
@@ -259,7 +260,7 @@ def test_clustered_table_draws_are_exact_whole_numbers() -> None:
     x = rng.integers(0, 7, len(labels))
     y = np.clip(x + rng.integers(-2, 3, len(labels)), 0, 6)
     stat = kappa_statistic(x, y, 7, None)
-    clusters = _Clusters.from_labels(labels)
+    clusters = Clusters.from_labels(labels)
     draw, width = _table_drawer(stat, clusters)
     assert width == n_clusters  # every cluster's table differs: weights are drawn, not kinds
     counts = draw(np.random.default_rng(5), 200)
