@@ -35,6 +35,7 @@ __all__ = [
     "JudgmentsFileError", "JudgmentsFileNotFoundError", "JudgmentsTableError", "aggregate_repeats", "combine",
     "detail", "empty_table", "fill_unscored", "is_scored", "load", "majority", "make_table", "save", "scored",
     "status_counts", "validate",
+    "distinct_text",
 ]
 
 # Row statuses: OK carries a score/winner/verdict; every other status is an unscored row with a reason.
@@ -760,3 +761,14 @@ def _majority_value_column(scored_rows: pd.DataFrame, value: str | None) -> str:
 def _plain(v: Any) -> Any:
     """A vote as a plain Python value (JSON-able, and equal across numpy/pandas scalar types)."""
     return v.item() if isinstance(v, np.generic) else v
+
+
+def distinct_text(values: pd.Series) -> set[str]:
+    """``set(values.dropna().astype(str))``, converting each distinct value once instead of every row (a
+    column of ten million judge names holds a handful). Values that are not all strings keep the row-wise
+    conversion, where 1 and 1.0 are one distinct value but two strings."""
+    present = values.dropna()
+    distinct = present.unique()
+    if pd.api.types.infer_dtype(distinct, skipna=False) in ("string", "empty"):
+        return set(distinct)
+    return set(present.astype(str))

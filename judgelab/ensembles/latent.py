@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.errors import ConfigError, JudgelabError, user_errors
-from judgelab.judgments import is_scored, make_table
+from judgelab.judgments import distinct_text, is_scored, make_table
 from judgelab.stats.question import check_design, check_value_column, default_raters, rows_read
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
@@ -176,7 +176,7 @@ def _expected_agreement(long: pd.DataFrame, post: pd.DataFrame) -> dict[str, flo
 
 def _gold_labels(table: pd.DataFrame, labels: _Labels, gold: str | bool) -> tuple[str | None, dict[str, Any]]:
     """The reference rater's labels by item (empty when there is none)."""
-    present = set(table["judge"].dropna().astype(str))
+    present = distinct_text(table["judge"])
     if gold is False:
         return None, {}
     if gold is True:
@@ -336,7 +336,7 @@ def latent_truth_labels(
         raise ConfigError(f"method={method!r}: use one of {', '.join(_METHODS)}")
     labels = _Labels(table, judges, value)
     name = f"latent:{method}"
-    if name in set(table["judge"].dropna().astype(str)):
+    if name in distinct_text(table["judge"]):
         raise LatentTruthError(f"the table already has rater {name!r}: drop its rows first")
     post = _fit(labels.long, method, len(labels.classes), seed)["posterior"]
     src = labels.rows

@@ -39,7 +39,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from judgelab.judgments import VALUE_COLUMNS, is_scored
+from judgelab.judgments import VALUE_COLUMNS, distinct_text, is_scored
 from judgelab.stats.pairing import (
     MERGED_COLUMN,
     UNSCORED_COLUMN,
@@ -145,7 +145,7 @@ def _unknown_column(col: str, data: pd.DataFrame, given_as: str = "") -> StatsIn
     shown = ", ".join(cols[:12]) + (f" ... ({len(cols)} columns)" if len(cols) > 12 else "")
     role = f" (given as {given_as})" if given_as else ""
     hint = ""
-    if "judge" in data.columns and col in set(data["judge"].dropna().astype(str)):
+    if "judge" in data.columns and col in distinct_text(data["judge"]):
         hint = f"; {col!r} is a judge of this frame, which needs the judgments-table columns item_id, judge, " \
                "criterion and status to be paired by judge"
     return StatsInputError(f"column {col!r}{role} is not in the data frame (its columns: {shown}){hint}")
@@ -425,7 +425,7 @@ def resolve(
 
 
 def _check_known_judges(data: pd.DataFrame, names: Sequence[str]) -> None:
-    present = set(data["judge"].dropna().astype(str))
+    present = distinct_text(data["judge"])
     missing = [n for n in names if n not in present]
     if missing:
         known = sorted(present)
@@ -473,7 +473,7 @@ def _explain_not_a_table(data: pd.DataFrame, names: Sequence[str]) -> None:
     looks_like_table = "judge" in data.columns and "item_id" in data.columns
     if looks_like_table:
         lacking = [c for c in ("criterion", "status") if c not in data.columns]
-        judges = set(data["judge"].dropna().astype(str))
+        judges = distinct_text(data["judge"])
         unknown = [n for n in names if n not in judges]
         if not unknown:
             what = " and ".join(repr(c) for c in lacking) + (" columns" if len(lacking) > 1 else " column")
@@ -529,12 +529,17 @@ def per_group(compute: Callable[[pd.DataFrame], pd.DataFrame], data: pd.DataFram
     for col in cols:
         if col not in data.columns:
             raise _unknown_column(col, data, "by")
+    # group the key columns alone and copy one group's rows at a time: a filtered copy of the whole table
+    # first would double the memory of a ten-million-row table
+    rows = np.arange(len(data))
     if rows_of and rater in data.columns:
-        data = data[data[rater].isin(list(rows_of))]
-        if data.empty:
+        rows = np.flatnonzero(data[rater].isin(list(rows_of)).to_numpy(dtype=bool, na_value=False))
+        if not len(rows):
             raise EmptyInputError(f"no rows of {_who(rater, list(rows_of))} to group by {cols}")
+    keys = data[cols].iloc[rows].reset_index(drop=True)
     frames = []
-    for key, part in data.groupby(cols, sort=True, dropna=False):
+    for key, group in keys.groupby(cols, sort=True, dropna=False):
+        part = data.iloc[rows[group.index.to_numpy()]]
         values = key if isinstance(key, tuple) else (key,)
         try:
             frame = compute(part)

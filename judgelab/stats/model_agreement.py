@@ -16,6 +16,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from judgelab.judgments import distinct_text
 from judgelab.stats._inputs import (
     Aggregate,
     By,
@@ -130,7 +131,7 @@ def agreement_matrix(
         names, left_out = list(raters), ""
         if len(names) < 2:
             raise StatsInputError(f"agreement_matrix needs at least 2 judges, got {names}")
-        known = set(data[judge].dropna().astype(str))
+        known = distinct_text(data[judge])
         unknown = [name for name in names if name not in known]
         if unknown:
             raise StatsInputError(f"judge(s) {unknown} have no rows in the data; its judges: {sorted(known)}")

@@ -18,7 +18,7 @@ from typing import Literal
 import pandas as pd
 
 from judgelab.errors import JudgelabError
-from judgelab.judgments import is_scored
+from judgelab.judgments import distinct_text, is_scored
 
 __all__ = ["AGGREGATES", "DEFAULT_KEYS", "JUDGMENTS_MARKER_COLUMNS", "MERGED_COLUMN", "UNSCORED_COLUMN", "Aggregate",
            "DuplicateRatingsError", "EmptyInputError", "StatsInputError", "aggregate_duplicates", "check_aggregate",
@@ -202,7 +202,7 @@ def _side_by_side(
     for col, wanted in filters.items():
         if wanted is not None:
             rows = rows[rows[col].isin([wanted] if isinstance(wanted, str) else list(wanted))]
-    present = set(rows[across].dropna().astype(str))
+    present = distinct_text(rows[across])
     missing = [n for n in names if n not in present]
     if missing:
         known = sorted(present)

@@ -20,6 +20,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from judgelab.judgments import distinct_text
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, Interval, Seed, TableStatistic, bootstrap
 from judgelab.stats.flips import mcnemar_test
 from judgelab.stats.pairwise import PairwiseInputError, _gold_labels, _rows_present, _verdict_matrix
@@ -86,7 +87,7 @@ def compare_pairwise_judges(
         rows = table[(table["judge"] == name) & table["condition"].isin(conditions)]
         lacking = [c for c in conditions if not (rows["condition"] == c).any()]
         if lacking:
-            judges = sorted(set(table["judge"].dropna().astype(str)))
+            judges = sorted(distinct_text(table["judge"]))
             raise PairwiseInputError(
                 f"judge {name!r} has no rows in condition(s) {lacking} (judges in the table: {judges[:10]}); "
                 "comparing over both orders needs both -- for one order, filter the table to it and use "

@@ -14,7 +14,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from judgelab.judgments import is_scored
+from judgelab.judgments import distinct_text, is_scored
 from judgelab.stats._inputs import By, StatsInputError, per_group
 from judgelab.stats.agreement import cohen_kappa
 from judgelab.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap
@@ -97,7 +97,7 @@ def panel_vs_best_member(table: pd.DataFrame, *, gold: str = "human", members: S
         return per_group(lambda part: panel_vs_best_member(
             part, gold=gold, members=members, panel_judge=panel_judge, condition=condition, metric=metric,
             n_resamples=n_resamples, ci_level=ci_level, seed=seed), table, by)
-    judges = set(table["judge"].dropna().astype(str))
+    judges = distinct_text(table["judge"])
     if gold not in judges:
         raise StatsInputError(f"no rows of gold judge {gold!r} in the table")
     panel_judge = panel_judge or next((j for j in sorted(judges) if j.startswith("panel:")), None)

@@ -35,7 +35,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from judgelab.judgments import is_scored
+from judgelab.judgments import distinct_text, is_scored
 from judgelab.stats.corrected.ppi import CorrectionError
 
 __all__ = ["STRATEGIES", "Strategy", "inclusion_probabilities", "select_for_labelling", "stratified_allocation", "systematic_sample"]
@@ -90,7 +90,7 @@ def _judge_rows(table: pd.DataFrame, judge: str) -> pd.DataFrame:
             raise CorrectionError(f"a judgments table needs an {col!r} column; build it with judgelab.make_table")
     rows = table[table["judge"] == judge]
     if rows.empty:
-        judges = sorted(set(table["judge"].dropna().astype(str)))
+        judges = sorted(distinct_text(table["judge"]))
         raise CorrectionError(f"judge {judge!r} has no rows in the table (judges: {', '.join(judges[:12])})")
     dup = rows["item_id"].duplicated()
     if dup.any():

@@ -7,7 +7,10 @@ same cases) and states the invariant it checks.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from judgelab import stats
 from judgelab.stats.bootstrap import TableStatistic, bootstrap
@@ -94,3 +97,18 @@ def test_two_stage_cluster_tables_give_the_same_resamples(equal: bool, which: st
         np.testing.assert_array_equal(fast.distribution, slow.distribution)
         assert (fast.estimate, fast.ci_low, fast.ci_high) == (slow.estimate, slow.ci_low, slow.ci_high)
 
+
+
+@settings(max_examples=150, deadline=None)
+@given(values=st.lists(st.one_of(st.text(max_size=4), st.integers(-3, 3), st.floats(allow_nan=True, width=16),
+                                 st.booleans(), st.none()), max_size=30),
+       as_arrow=st.booleans())
+def test_distinct_text_equals_the_rowwise_strings(values: list, as_arrow: bool) -> None:
+    """Invariant (generated columns: strings, numbers equal across types such as 1, 1.0 and True, NaN, None;
+    object and Arrow string dtypes): distinct_text gives exactly set(values.dropna().astype(str))."""
+    from judgelab.judgments import distinct_text
+
+    series = pd.Series(values, dtype=object)
+    if as_arrow:
+        series = pd.Series([v for v in values if isinstance(v, str) or v is None], dtype="string[pyarrow]")
+    assert distinct_text(series) == set(series.dropna().astype(str))

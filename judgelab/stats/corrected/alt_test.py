@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgelab.judgments import is_scored
+from judgelab.judgments import distinct_text, is_scored
 from judgelab.stats.corrected.ppi import CorrectionError
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 
@@ -72,7 +72,7 @@ def _wide(table: pd.DataFrame, raters: list[str], value: str | None) -> tuple[pd
     rows = table[table["judge"].isin(raters)]
     missing = [r for r in raters if r not in set(rows["judge"])]
     if missing:
-        judges = sorted(set(table["judge"].dropna().astype(str)))
+        judges = sorted(distinct_text(table["judge"]))
         raise CorrectionError(f"rater(s) {missing} have no rows in the table (judges: {', '.join(judges[:12])})")
     if value is None:
         scored = rows[is_scored(rows)]

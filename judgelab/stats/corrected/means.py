@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from judgelab.judgments import is_scored
+from judgelab.judgments import distinct_text, is_scored
 from judgelab.stats.corrected.calibrated_mean import calibrated_estimate
 from judgelab.stats.corrected.ppi import (
     CorrectionError,
@@ -158,7 +158,7 @@ def corrected_inputs(table: pd.DataFrame, *, judge: str, gold: str | Mapping[str
                                   "or judgelab.from_frame")
     if not isinstance(unscored, int | float) and unscored not in ("exclude", "error"):
         raise CorrectionError(f"unscored must be 'exclude', 'error' or a number to impute, not {unscored!r}")
-    judges = sorted(set(table["judge"].dropna().astype(str)))
+    judges = sorted(distinct_text(table["judge"]))
     judge_rows = table[table["judge"] == judge]
     if judge_rows.empty:
         raise CorrectionError(f"judge {judge!r} has no rows in the table (judges: {', '.join(judges[:12])})")
@@ -240,7 +240,7 @@ def _gold_values(table: pd.DataFrame, judge_rows: pd.DataFrame, gold: str | Mapp
         return values, {"n_gold_unscored": 0, "n_gold_without_judge": 0}
     rows = table[table["judge"] == gold]
     if rows.empty:
-        judges = sorted(set(table["judge"].dropna().astype(str)))
+        judges = sorted(distinct_text(table["judge"]))
         raise CorrectionError(f"no rows of gold {gold!r} in the table (judges: {', '.join(judges[:12])}); name the "
                               "gold or human rater with gold=")
     join = ["item_id"] + [k for k in keys[1:] if k in rows.columns and rows[k].notna().all()]
