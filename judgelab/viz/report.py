@@ -369,9 +369,11 @@ def _judgment_row(key: tuple[Any, ...], rows: list[dict[str, Any]], item: Mappin
 
 
 def _judgments_html(source: ReportSource, prompts: Mapping[str, list[dict[str, str]]],
-                    max_judgments: int, max_bytes: int | None = None) -> tuple[str, int, int]:
+                    max_judgments: int, max_bytes: int | None = None,
+                    number: np.ndarray | None = None) -> tuple[str, int, int]:
     """The searchable table: one row per judgment, in table order, at most ``max_judgments`` rows and (when given)
-    ``max_bytes`` of HTML; (html, judgments listed, judgments in all)."""
+    ``max_bytes`` of HTML; (html, judgments listed, judgments in all). ``number``: each row's judgment number
+    (:func:`_judgment_numbers` of the table) when already computed."""
     table = source.table
     items: dict[str, dict[str, Any]] = {}
     if source.items is not None:
@@ -380,7 +382,7 @@ def _judgments_html(source: ReportSource, prompts: Mapping[str, list[dict[str, s
     # only the rows of the judgments that can be listed become plain dicts (per-group pandas calls cost seconds,
     # and dicts of every row cost more than the rest of the report on a large table); the groups are numbered in
     # table order, as a dict keyed by the group's values would be
-    number = _judgment_numbers(table)
+    number = _judgment_numbers(table) if number is None else number
     total = int(number.max()) + 1 if len(number) else 0
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for record in table[number < max_judgments].to_dict(orient="records"):
@@ -410,37 +412,53 @@ def _judgment_numbers(table: pd.DataFrame) -> np.ndarray:
 _FREE_TEXT = ("raw_output", "reasoning", "detail")  # shown only in the judgments list, never counted or plotted
 
 
-def _redacted_table(table: pd.DataFrame, max_judgments: int) -> pd.DataFrame:
+def _redacted_table(table: pd.DataFrame, max_judgments: int) -> tuple[pd.DataFrame, np.ndarray]:
     """The table with every text cell redacted, as redact(table) gives it, but each distinct value redacted once
     (a table repeats its judges, criteria and statuses on every row), and the free-text columns
     (:data:`_FREE_TEXT`) kept only on the rows of the judgments the list can show (the first ``max_judgments``;
-    elsewhere missing): no figure, count or table of the report reads them."""
-    out = table.copy()
-    text = [c for c in out.columns if isinstance(out[c].dtype, pd.StringDtype)]
-    for column in out.columns:
-        if column not in text and column not in _FREE_TEXT:
-            out[column] = redact(out[column])
-    for column in text:
-        if column not in _FREE_TEXT:
-            out[column] = _redact_distinct(out[column])
-    free = [c for c in _FREE_TEXT if c in out.columns]
-    if free:
-        listed = _judgment_numbers(out) < max_judgments
-        for column in free:
-            kept = out[column].where(pd.Series(listed, index=out.index))
-            out[column] = _redact_distinct(kept) if column in text else redact(kept)
-    return out
+    elsewhere missing): no figure, count or table of the report reads them; and each row's judgment number in
+    the redacted table (:func:`_judgment_numbers`; redaction can make two judgments' keys equal).
+
+    No copy of the whole table: a column redaction leaves unchanged is the input's own column (pandas columns
+    of an immutable Arrow array, copy-on-write: nothing here or after writes into them), so a table of millions
+    of rows costs a pass over each column's distinct values, not over its cells."""
+    out = table.copy(deep=False)  # copy-on-write: setting a column below never touches the caller's table
+    free = [p for p, c in enumerate(table.columns) if c in _FREE_TEXT]
+    for position in range(table.shape[1]):
+        if position not in free:
+            _redact_column(out, position)
+    numbers = _judgment_numbers(out)
+    listed = pd.Series(numbers < max_judgments, index=table.index)
+    for position in free:
+        out.isetitem(position, out.iloc[:, position].where(listed))
+        _redact_column(out, position)
+    return out, numbers
+
+
+def _redact_column(frame: pd.DataFrame, position: int) -> None:
+    """Redact the column at ``position`` of ``frame`` in place, as redact(frame) would."""
+    values = frame.iloc[:, position]
+    if isinstance(values.dtype, pd.StringDtype):
+        clean = _redact_distinct(values)
+        if clean is not values:
+            frame.isetitem(position, clean)
+    elif values.dtype == object:  # any Python object (a dict in detail): redact() cell by cell, as before
+        frame.isetitem(position, redact(values))
+    # numbers, booleans, timestamps: nothing to redact
 
 
 def _redact_distinct(column: pd.Series) -> pd.Series:
-    """A string column with each distinct value redacted once (missing cells stay missing)."""
+    """A string column with each distinct value redacted once (missing cells stay missing); the column itself when
+    no value changes."""
+    if not column.notna().any():
+        return column
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    clean = np.asarray(redact([str(u) for u in uniques]), dtype=object)
-    values = np.empty(len(column), dtype=object)
-    values[:] = None
-    present = codes >= 0
-    values[present] = clean[codes[present]]
-    return pd.Series(values, index=column.index, name=column.name, dtype=column.dtype)
+    original = [str(u) for u in uniques]
+    clean = redact(original)
+    if clean == original:
+        return column
+    values = pd.array(clean, dtype=column.dtype).take(codes, allow_fill=True)
+    return pd.Series(values, index=column.index, name=column.name)
 
 
 # ---------------------------------------------------------------- the page
@@ -493,7 +511,8 @@ def _document(source: ReportSource, max_judgments: int, max_bytes: int | None = 
     # the table, item texts, rendered prompts, probe summary and metadata are redacted before any is written
     clean = redact({"items": source.items, "summary": source.summary, "meta": source.meta,
                     "stats": source.stats, "prompts": prompts, "title": source.title, "notes": source.notes})
-    source = ReportSource(table=_redacted_table(source.table, max_judgments), title=clean["title"], stats=clean["stats"], summary=clean["summary"],
+    table, numbers = _redacted_table(source.table, max_judgments)
+    source = ReportSource(table=table, title=clean["title"], stats=clean["stats"], summary=clean["summary"],
                           probe=source.probe, meta=clean["meta"], items=clean["items"], rubric=source.rubric,
                           notes=clean["notes"], probe_result=source.probe_result)
     prompts = clean["prompts"]
@@ -516,7 +535,7 @@ def _document(source: ReportSource, max_judgments: int, max_bytes: int | None = 
                 + _counts_html(table))
     fixed = sum(len(part.encode("utf-8")) for part in head + body) + 20_000  # + notes, style, script
     budget = None if max_bytes is None else max(max_bytes - fixed, 0)
-    judgment_html, shown, total = _judgments_html(source, prompts, max_judgments, budget)
+    judgment_html, shown, total = _judgments_html(source, prompts, max_judgments, budget, numbers)
     notes = list(source.notes)
     if shown < total:
         why = (f"the report is capped at {max_bytes / 1e6:.1f} MB (max_bytes={max_bytes:,})"

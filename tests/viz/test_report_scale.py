@@ -44,7 +44,7 @@ def test_redacted_table_equals_cellwise_redaction(seed: int) -> None:
     list can show every judgment (max_judgments above their number)."""
     table = _table(seed, 60)
     expected = redact(table)
-    got = _redacted_table(table, max_judgments=10_000)
+    got, numbers = _redacted_table(table, max_judgments=10_000)
     pd.testing.assert_frame_equal(got, expected)
     assert not any(t in str(v) for t in TOKENS for v in got.to_numpy().ravel())
     assert any(t in str(v) for t in TOKENS for v in table.to_numpy().ravel())
@@ -56,7 +56,7 @@ def test_free_text_kept_only_for_listed_judgments(limit: int) -> None:
     the rows of the first ``limit`` judgments (table order) and is missing elsewhere."""
     table = _table(4, 50)
     expected = redact(table)
-    got = _redacted_table(table, max_judgments=limit)
+    got, numbers = _redacted_table(table, max_judgments=limit)
     others = [c for c in table.columns if c not in _FREE_TEXT]
     pd.testing.assert_frame_equal(got[others], expected[others])
     # the first `limit` judgments as the previous code found them: a dict of the group values in row order
