@@ -153,7 +153,7 @@ def _attach_rubric(source: ReportSource, rubric: Any) -> None:
     explicit = rubric is not None
     if rubric is None:
         rubric = source.meta.get("rubric_file") or source.meta.get("rubric")
-        names = sorted(set(source.table["rubric"].dropna().astype(str)))
+        names = sorted({str(v) for v in source.table["rubric"].dropna().unique()})
         if rubric is None and len(names) == 1 and names[0] in list_rubrics():
             rubric = names[0]
     if rubric is None:
@@ -229,9 +229,10 @@ def _distribution_figures(table: pd.DataFrame) -> list[str]:
     scores = scores.assign(score=scores["score"].astype(float).round(2), rater=_rater_labels(scores))
     with use_style():
         if len(scores):
-            criteria = list(dict.fromkeys(scores["criterion"].astype(str)))[:8]
+            # in order of first appearance, as dict.fromkeys over the rows gives them, from the distinct values only
+            criteria = list(dict.fromkeys(scores["criterion"].astype(str).unique()))[:8]
             rows_of_panels = math.ceil(len(criteria) / 2)
-            raters = list(dict.fromkeys(scores["rater"]))
+            raters = list(dict.fromkeys(scores["rater"].unique()))
             palette = dict(zip(raters, sns.color_palette(n_colors=len(raters)), strict=True))
             fig = Figure(figsize=(FIG_WIDTH, 2.6 * rows_of_panels + 0.5))
             for k, criterion in enumerate(criteria):

@@ -26,7 +26,7 @@ _BINS = 8
 
 def gold_judge(table: pd.DataFrame) -> str | None:
     """The judge whose rows are the reference (``gold``, else ``human``), or None when the table has neither."""
-    present = set(table["judge"].dropna().astype(str))
+    present = {str(v) for v in table["judge"].dropna().unique()}  # distinct values only
     return next((g for g in GOLD_JUDGES if g in present), None)
 
 
@@ -79,8 +79,6 @@ def accuracy_against_gold(table: pd.DataFrame, ci_level: float = 0.95) -> pd.Dat
     """Per judge, condition and criterion: the share of scored verdicts (winner or verdict label) equal to the gold
     row's for the same item, criterion and side, with an exact Clopper-Pearson interval. Empty when the table has
     no gold rows with a label."""
-    from scipy.stats import binomtest
-
     gold = gold_judge(table)
     if gold is None:
         return pd.DataFrame()
@@ -92,6 +90,8 @@ def accuracy_against_gold(table: pd.DataFrame, ci_level: float = 0.95) -> pd.Dat
     if reference.empty:
         return pd.DataFrame()
     reference = reference.drop_duplicates(keys)
+    from scipy.stats import binomtest  # here, not above: a table with no gold labels needs no scipy (1.5 s)
+
     judged = ok[ok["judge"].astype(str) != gold].merge(reference, on=keys, how="inner", validate="many_to_one")
     rows = []
     for (judge, condition, criterion), part in judged.groupby(["judge", "condition", "criterion"], sort=False,
