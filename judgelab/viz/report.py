@@ -33,6 +33,7 @@ from judgelab.errors import ConfigError, JudgelabError
 from judgelab.viz.notebook_views import summary_line
 from judgelab.viz.report_sections import (
     accuracy_html,
+    counted_rows,
     fold_wide,
     half_point_bins,
     png_img,
@@ -223,7 +224,7 @@ def _distribution_figures(table: pd.DataFrame) -> list[str]:
 
     from judgelab.viz.style import FIG_WIDTH, use_style
 
-    ok = judgments.scored(table)
+    ok = counted_rows(table)
     out = []
     scores = ok[ok["score"].notna()]
     scores = scores.assign(score=scores["score"].astype(float).round(2), rater=_rater_labels(scores))
@@ -292,7 +293,7 @@ def _probe_figure(source: ReportSource) -> str:
 # ---------------------------------------------------------------- the tables
 def _status_html(table: pd.DataFrame) -> str:
     counts = pd.DataFrame([{"status": s, "rows": n} for s, n in judgments.status_counts(table).items() if n])
-    unscored = table[~judgments.is_scored(table)]
+    unscored = counted_rows(table, scored=False)
     parts = [frame_html(counts)]
     if len(unscored):
         reasons = (unscored.assign(unscored_reason=unscored["unscored_reason"].fillna("(no reason recorded)"))
@@ -305,7 +306,7 @@ def _status_html(table: pd.DataFrame) -> str:
 
 
 def _counts_html(table: pd.DataFrame) -> str:
-    ok = judgments.scored(table)
+    ok = counted_rows(table)
     parts = []
     scores = ok[ok["score"].notna()]
     if len(scores):
