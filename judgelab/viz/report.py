@@ -37,6 +37,7 @@ from judgelab.viz.report_sections import (
     fold_wide,
     half_point_bins,
     png_img,
+    rows_where,
     score_bins,
     score_labels,
 )
@@ -226,7 +227,7 @@ def _distribution_figures(table: pd.DataFrame) -> list[str]:
 
     ok = counted_rows(table)
     out = []
-    scores = ok[ok["score"].notna()]
+    scores = rows_where(ok, ok["score"].notna())
     scores = scores.assign(score=scores["score"].astype(float).round(2), rater=_rater_labels(scores))
     with use_style():
         if len(scores):
@@ -308,7 +309,7 @@ def _status_html(table: pd.DataFrame) -> str:
 def _counts_html(table: pd.DataFrame) -> str:
     ok = counted_rows(table)
     parts = []
-    scores = ok[ok["score"].notna()]
+    scores = rows_where(ok, ok["score"].notna())
     if len(scores):
         edges = score_bins(scores["score"])
         wide = (scores.assign(score=score_labels(scores["score"], edges))
@@ -318,7 +319,7 @@ def _counts_html(table: pd.DataFrame) -> str:
         binned = "" if edges is None else " <small>(scores binned: some are fractional)</small>"
         parts.append(f"<h3>Score counts{binned}</h3>" + fold_wide(wide))
     labels = ok.assign(verdict_label=ok["winner"].fillna(ok["verdict"]))
-    labels = labels[labels["verdict_label"].notna()]
+    labels = rows_where(labels, labels["verdict_label"].notna())
     if len(labels):
         wide = (labels.groupby(["judge", "criterion", "condition", "verdict_label"]).size().unstack(fill_value=0)
                 .reset_index())
@@ -454,11 +455,12 @@ def _redact_distinct(column: pd.Series) -> pd.Series:
     no value changes."""
     if not column.notna().any():
         return column
-    codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    original = [str(u) for u in uniques]
-    clean = redact(original)
-    if clean == original:
+    present = column.dropna().unique()  # a hash pass, no codes: most columns hold no secret and stay as they are
+    original = [str(u) for u in present]
+    if redact(original) == original:
         return column
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    clean = redact([str(u) for u in uniques])
     values = pd.array(clean, dtype=column.dtype).take(codes, allow_fill=True)
     return pd.Series(values, index=column.index, name=column.name)
 

@@ -17,7 +17,8 @@ from judgelab import judgments
 from judgelab.viz.style import format_number, frame_html
 
 __all__ = ["COUNTED_COLUMNS", "GOLD_JUDGES", "MAX_SCORE_LEVELS", "accuracy_against_gold", "accuracy_html",
-           "counted_rows", "fold_wide", "gold_judge", "half_point_bins", "png_img", "score_bins", "score_labels"]
+           "counted_rows", "fold_wide", "gold_judge", "half_point_bins", "png_img", "rows_where", "score_bins",
+           "score_labels"]
 
 GOLD_JUDGES = ("gold", "human")  # the names the loaders and from_frame give the reference rows
 MAX_SCORE_LEVELS = 12  # more distinct scores than this (or any fractional one): scores are binned
@@ -32,7 +33,13 @@ def counted_rows(table: pd.DataFrame, scored: bool = True) -> pd.DataFrame:
     row filter of the whole table copies every column (raw outputs, tokens, timestamps: GBs at 10^7 rows)."""
     narrow = table[[c for c in COUNTED_COLUMNS if c in table.columns]]
     keep = judgments.is_scored(narrow)
-    return narrow[keep if scored else ~keep]
+    return rows_where(narrow, keep if scored else ~keep)
+
+
+def rows_where(frame: pd.DataFrame, keep: pd.Series) -> pd.DataFrame:
+    """``frame[keep]``, but ``frame`` itself when every row is kept (a filter copies every column; a judgments
+    table is mostly scored rows with scores): callers only read the result."""
+    return frame if bool(keep.all()) else frame[keep]
 
 
 def gold_judge(table: pd.DataFrame) -> str | None:
@@ -95,7 +102,7 @@ def accuracy_against_gold(table: pd.DataFrame, ci_level: float = 0.95) -> pd.Dat
         return pd.DataFrame()
     ok = counted_rows(table)
     ok = ok.assign(label=ok["winner"].fillna(ok["verdict"]) if "verdict" in ok else ok["winner"])
-    ok = ok[ok["label"].notna()]
+    ok = rows_where(ok, ok["label"].notna())
     keys = ["item_id", "criterion", "side"]
     reference = ok[ok["judge"].astype(str) == gold][[*keys, "label"]].rename(columns={"label": "gold_label"})
     if reference.empty:
