@@ -126,6 +126,12 @@ def _reference_summary_line(table: pd.DataFrame, stats: dict | None = None) -> s
     return "; ".join(parts)
 
 
+def _reference_counted_rows(table: pd.DataFrame, scored: bool = True) -> pd.DataFrame:
+    from judgelab import judgments
+
+    return judgments.scored(table) if scored else table[~judgments.is_scored(table)]
+
+
 def _fuzz_table(seed: int, drop: bool = True) -> pd.DataFrame:
     """A generated judgments table: score or pairwise, 1-6 judges (unicode names, two secret-bearing names that
     redact to one, a gold or human rater), 1-4 criteria, 1-3 conditions, repeats with gaps, unscored rows with
@@ -201,15 +207,19 @@ def test_summary_and_gold_judge_equal_the_row_wise_sets(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(3))
 def test_report_html_equals_the_previous_preparation(seed: int, tmp_path, monkeypatch) -> None:
     """Invariant: the whole report of a generated table (figures, counts, accuracy, the judgments list under a
-    small cap) is the same file when the previous preparation (a redacted deep copy, row-wise summary sets)
-    stands in for the fast one; neither holds a secret."""
+    small cap) is the same file when the previous preparation (a redacted deep copy, row-wise summary sets, each
+    section's row filter of the whole table) stands in for the fast one; neither holds a secret."""
     import judgelab
     from judgelab.viz import report as report_module
+    from judgelab.viz import report_sections as sections
 
     table = _fuzz_table(seed, drop=False)  # judgelab.report refuses a table without the schema's columns
     fast = judgelab.report(table, tmp_path / "fast.html", max_judgments=5).read_text(encoding="utf-8")
     monkeypatch.setattr(report_module, "_redacted_table", _reference_redacted)
     monkeypatch.setattr(report_module, "summary_line", _reference_summary_line)
+    for module in (report_module, sections):  # row filters of the whole table, as the sections made them
+        monkeypatch.setattr(module, "counted_rows", _reference_counted_rows)
+        monkeypatch.setattr(module, "rows_where", lambda frame, keep: frame[keep])
     slow = judgelab.report(table, tmp_path / "slow.html", max_judgments=5).read_text(encoding="utf-8")
     assert fast == slow
     assert not any(t in fast for t in TOKENS)
