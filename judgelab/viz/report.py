@@ -33,9 +33,11 @@ from judgelab.errors import ConfigError, JudgelabError
 from judgelab.viz.notebook_views import summary_line
 from judgelab.viz.report_sections import (
     accuracy_html,
+    counted_rows,
     fold_wide,
     half_point_bins,
     png_img,
+    rows_where,
     score_bins,
     score_labels,
 )
@@ -153,7 +155,7 @@ def _attach_rubric(source: ReportSource, rubric: Any) -> None:
     explicit = rubric is not None
     if rubric is None:
         rubric = source.meta.get("rubric_file") or source.meta.get("rubric")
-        names = sorted(set(source.table["rubric"].dropna().astype(str)))
+        names = sorted({str(v) for v in source.table["rubric"].dropna().unique()})
         if rubric is None and len(names) == 1 and names[0] in list_rubrics():
             rubric = names[0]
     if rubric is None:
@@ -223,15 +225,16 @@ def _distribution_figures(table: pd.DataFrame) -> list[str]:
 
     from judgelab.viz.style import FIG_WIDTH, use_style
 
-    ok = judgments.scored(table)
+    ok = counted_rows(table)
     out = []
-    scores = ok[ok["score"].notna()]
+    scores = rows_where(ok, ok["score"].notna())
     scores = scores.assign(score=scores["score"].astype(float).round(2), rater=_rater_labels(scores))
     with use_style():
         if len(scores):
-            criteria = list(dict.fromkeys(scores["criterion"].astype(str)))[:8]
+            # in order of first appearance, as dict.fromkeys over the rows gives them, from the distinct values only
+            criteria = list(dict.fromkeys(scores["criterion"].astype(str).unique()))[:8]
             rows_of_panels = math.ceil(len(criteria) / 2)
-            raters = list(dict.fromkeys(scores["rater"]))
+            raters = list(dict.fromkeys(scores["rater"].unique()))
             palette = dict(zip(raters, sns.color_palette(n_colors=len(raters)), strict=True))
             fig = Figure(figsize=(FIG_WIDTH, 2.6 * rows_of_panels + 0.5))
             for k, criterion in enumerate(criteria):
@@ -291,7 +294,7 @@ def _probe_figure(source: ReportSource) -> str:
 # ---------------------------------------------------------------- the tables
 def _status_html(table: pd.DataFrame) -> str:
     counts = pd.DataFrame([{"status": s, "rows": n} for s, n in judgments.status_counts(table).items() if n])
-    unscored = table[~judgments.is_scored(table)]
+    unscored = counted_rows(table, scored=False)
     parts = [frame_html(counts)]
     if len(unscored):
         reasons = (unscored.assign(unscored_reason=unscored["unscored_reason"].fillna("(no reason recorded)"))
@@ -304,9 +307,9 @@ def _status_html(table: pd.DataFrame) -> str:
 
 
 def _counts_html(table: pd.DataFrame) -> str:
-    ok = judgments.scored(table)
+    ok = counted_rows(table)
     parts = []
-    scores = ok[ok["score"].notna()]
+    scores = rows_where(ok, ok["score"].notna())
     if len(scores):
         edges = score_bins(scores["score"])
         wide = (scores.assign(score=score_labels(scores["score"], edges))
@@ -316,7 +319,7 @@ def _counts_html(table: pd.DataFrame) -> str:
         binned = "" if edges is None else " <small>(scores binned: some are fractional)</small>"
         parts.append(f"<h3>Score counts{binned}</h3>" + fold_wide(wide))
     labels = ok.assign(verdict_label=ok["winner"].fillna(ok["verdict"]))
-    labels = labels[labels["verdict_label"].notna()]
+    labels = rows_where(labels, labels["verdict_label"].notna())
     if len(labels):
         wide = (labels.groupby(["judge", "criterion", "condition", "verdict_label"]).size().unstack(fill_value=0)
                 .reset_index())
@@ -369,9 +372,11 @@ def _judgment_row(key: tuple[Any, ...], rows: list[dict[str, Any]], item: Mappin
 
 
 def _judgments_html(source: ReportSource, prompts: Mapping[str, list[dict[str, str]]],
-                    max_judgments: int, max_bytes: int | None = None) -> tuple[str, int, int]:
+                    max_judgments: int, max_bytes: int | None = None,
+                    number: np.ndarray | None = None) -> tuple[str, int, int]:
     """The searchable table: one row per judgment, in table order, at most ``max_judgments`` rows and (when given)
-    ``max_bytes`` of HTML; (html, judgments listed, judgments in all)."""
+    ``max_bytes`` of HTML; (html, judgments listed, judgments in all). ``number``: each row's judgment number
+    (:func:`_judgment_numbers` of the table) when already computed."""
     table = source.table
     items: dict[str, dict[str, Any]] = {}
     if source.items is not None:
@@ -380,7 +385,7 @@ def _judgments_html(source: ReportSource, prompts: Mapping[str, list[dict[str, s
     # only the rows of the judgments that can be listed become plain dicts (per-group pandas calls cost seconds,
     # and dicts of every row cost more than the rest of the report on a large table); the groups are numbered in
     # table order, as a dict keyed by the group's values would be
-    number = _judgment_numbers(table)
+    number = _judgment_numbers(table) if number is None else number
     total = int(number.max()) + 1 if len(number) else 0
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for record in table[number < max_judgments].to_dict(orient="records"):
@@ -410,37 +415,54 @@ def _judgment_numbers(table: pd.DataFrame) -> np.ndarray:
 _FREE_TEXT = ("raw_output", "reasoning", "detail")  # shown only in the judgments list, never counted or plotted
 
 
-def _redacted_table(table: pd.DataFrame, max_judgments: int) -> pd.DataFrame:
+def _redacted_table(table: pd.DataFrame, max_judgments: int) -> tuple[pd.DataFrame, np.ndarray]:
     """The table with every text cell redacted, as redact(table) gives it, but each distinct value redacted once
     (a table repeats its judges, criteria and statuses on every row), and the free-text columns
     (:data:`_FREE_TEXT`) kept only on the rows of the judgments the list can show (the first ``max_judgments``;
-    elsewhere missing): no figure, count or table of the report reads them."""
-    out = table.copy()
-    text = [c for c in out.columns if isinstance(out[c].dtype, pd.StringDtype)]
-    for column in out.columns:
-        if column not in text and column not in _FREE_TEXT:
-            out[column] = redact(out[column])
-    for column in text:
-        if column not in _FREE_TEXT:
-            out[column] = _redact_distinct(out[column])
-    free = [c for c in _FREE_TEXT if c in out.columns]
-    if free:
-        listed = _judgment_numbers(out) < max_judgments
-        for column in free:
-            kept = out[column].where(pd.Series(listed, index=out.index))
-            out[column] = _redact_distinct(kept) if column in text else redact(kept)
-    return out
+    elsewhere missing): no figure, count or table of the report reads them; and each row's judgment number in
+    the redacted table (:func:`_judgment_numbers`; redaction can make two judgments' keys equal).
+
+    No copy of the whole table: a column redaction leaves unchanged is the input's own column (pandas columns
+    of an immutable Arrow array, copy-on-write: nothing here or after writes into them), so a table of millions
+    of rows costs a pass over each column's distinct values, not over its cells."""
+    out = table.copy(deep=False)  # copy-on-write: setting a column below never touches the caller's table
+    free = [p for p, c in enumerate(table.columns) if c in _FREE_TEXT]
+    for position in range(table.shape[1]):
+        if position not in free:
+            _redact_column(out, position)
+    numbers = _judgment_numbers(out)
+    listed = pd.Series(numbers < max_judgments, index=table.index)
+    for position in free:
+        out.isetitem(position, out.iloc[:, position].where(listed))
+        _redact_column(out, position)
+    return out, numbers
+
+
+def _redact_column(frame: pd.DataFrame, position: int) -> None:
+    """Redact the column at ``position`` of ``frame`` in place, as redact(frame) would."""
+    values = frame.iloc[:, position]
+    if isinstance(values.dtype, pd.StringDtype):
+        clean = _redact_distinct(values)
+        if clean is not values:
+            frame.isetitem(position, clean)
+    elif values.dtype == object:  # any Python object (a dict in detail): redact() cell by cell, as before
+        frame.isetitem(position, redact(values))
+    # numbers, booleans, timestamps: nothing to redact
 
 
 def _redact_distinct(column: pd.Series) -> pd.Series:
-    """A string column with each distinct value redacted once (missing cells stay missing)."""
+    """A string column with each distinct value redacted once (missing cells stay missing); the column itself when
+    no value changes."""
+    if not column.notna().any():
+        return column
+    present = column.dropna().unique()  # a hash pass, no codes: most columns hold no secret and stay as they are
+    original = [str(u) for u in present]
+    if redact(original) == original:
+        return column
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    clean = np.asarray(redact([str(u) for u in uniques]), dtype=object)
-    values = np.empty(len(column), dtype=object)
-    values[:] = None
-    present = codes >= 0
-    values[present] = clean[codes[present]]
-    return pd.Series(values, index=column.index, name=column.name, dtype=column.dtype)
+    clean = redact([str(u) for u in uniques])
+    values = pd.array(clean, dtype=column.dtype).take(codes, allow_fill=True)
+    return pd.Series(values, index=column.index, name=column.name)
 
 
 # ---------------------------------------------------------------- the page
@@ -493,7 +515,8 @@ def _document(source: ReportSource, max_judgments: int, max_bytes: int | None = 
     # the table, item texts, rendered prompts, probe summary and metadata are redacted before any is written
     clean = redact({"items": source.items, "summary": source.summary, "meta": source.meta,
                     "stats": source.stats, "prompts": prompts, "title": source.title, "notes": source.notes})
-    source = ReportSource(table=_redacted_table(source.table, max_judgments), title=clean["title"], stats=clean["stats"], summary=clean["summary"],
+    table, numbers = _redacted_table(source.table, max_judgments)
+    source = ReportSource(table=table, title=clean["title"], stats=clean["stats"], summary=clean["summary"],
                           probe=source.probe, meta=clean["meta"], items=clean["items"], rubric=source.rubric,
                           notes=clean["notes"], probe_result=source.probe_result)
     prompts = clean["prompts"]
@@ -516,7 +539,7 @@ def _document(source: ReportSource, max_judgments: int, max_bytes: int | None = 
                 + _counts_html(table))
     fixed = sum(len(part.encode("utf-8")) for part in head + body) + 20_000  # + notes, style, script
     budget = None if max_bytes is None else max(max_bytes - fixed, 0)
-    judgment_html, shown, total = _judgments_html(source, prompts, max_judgments, budget)
+    judgment_html, shown, total = _judgments_html(source, prompts, max_judgments, budget, numbers)
     notes = list(source.notes)
     if shown < total:
         why = (f"the report is capped at {max_bytes / 1e6:.1f} MB (max_bytes={max_bytes:,})"

@@ -16,17 +16,35 @@ import pandas as pd
 from judgelab import judgments
 from judgelab.viz.style import format_number, frame_html
 
-__all__ = ["GOLD_JUDGES", "MAX_SCORE_LEVELS", "accuracy_against_gold", "accuracy_html", "fold_wide", "gold_judge",
-           "half_point_bins", "png_img", "score_bins", "score_labels"]
+__all__ = ["COUNTED_COLUMNS", "GOLD_JUDGES", "MAX_SCORE_LEVELS", "accuracy_against_gold", "accuracy_html",
+           "counted_rows", "fold_wide", "gold_judge", "half_point_bins", "png_img", "rows_where", "score_bins",
+           "score_labels"]
 
 GOLD_JUDGES = ("gold", "human")  # the names the loaders and from_frame give the reference rows
 MAX_SCORE_LEVELS = 12  # more distinct scores than this (or any fractional one): scores are binned
 _BINS = 8
+# every column a count, figure or accuracy of the report reads (the rest is shown only in the judgments list)
+COUNTED_COLUMNS = ("item_id", "judge", "condition", "criterion", "side", "status", "unscored_reason", "score",
+                   "winner", "verdict")
+
+
+def counted_rows(table: pd.DataFrame, scored: bool = True) -> pd.DataFrame:
+    """The scored rows (``scored=False``: the unscored ones) of only the :data:`COUNTED_COLUMNS` the table has: a
+    row filter of the whole table copies every column (raw outputs, tokens, timestamps: GBs at 10^7 rows)."""
+    narrow = table[[c for c in COUNTED_COLUMNS if c in table.columns]]
+    keep = judgments.is_scored(narrow)
+    return rows_where(narrow, keep if scored else ~keep)
+
+
+def rows_where(frame: pd.DataFrame, keep: pd.Series) -> pd.DataFrame:
+    """``frame[keep]``, but ``frame`` itself when every row is kept (a filter copies every column; a judgments
+    table is mostly scored rows with scores): callers only read the result."""
+    return frame if bool(keep.all()) else frame[keep]
 
 
 def gold_judge(table: pd.DataFrame) -> str | None:
     """The judge whose rows are the reference (``gold``, else ``human``), or None when the table has neither."""
-    present = set(table["judge"].dropna().astype(str))
+    present = {str(v) for v in table["judge"].dropna().unique()}  # distinct values only
     return next((g for g in GOLD_JUDGES if g in present), None)
 
 
@@ -79,19 +97,19 @@ def accuracy_against_gold(table: pd.DataFrame, ci_level: float = 0.95) -> pd.Dat
     """Per judge, condition and criterion: the share of scored verdicts (winner or verdict label) equal to the gold
     row's for the same item, criterion and side, with an exact Clopper-Pearson interval. Empty when the table has
     no gold rows with a label."""
-    from scipy.stats import binomtest
-
     gold = gold_judge(table)
     if gold is None:
         return pd.DataFrame()
-    ok = judgments.scored(table)
+    ok = counted_rows(table)
     ok = ok.assign(label=ok["winner"].fillna(ok["verdict"]) if "verdict" in ok else ok["winner"])
-    ok = ok[ok["label"].notna()]
+    ok = rows_where(ok, ok["label"].notna())
     keys = ["item_id", "criterion", "side"]
     reference = ok[ok["judge"].astype(str) == gold][[*keys, "label"]].rename(columns={"label": "gold_label"})
     if reference.empty:
         return pd.DataFrame()
     reference = reference.drop_duplicates(keys)
+    from scipy.stats import binomtest  # here, not above: a table with no gold labels needs no scipy (1.5 s)
+
     judged = ok[ok["judge"].astype(str) != gold].merge(reference, on=keys, how="inner", validate="many_to_one")
     rows = []
     for (judge, condition, criterion), part in judged.groupby(["judge", "condition", "criterion"], sort=False,
@@ -121,7 +139,7 @@ def accuracy_html(table: pd.DataFrame) -> str:
 
 
 def _unmatched(table: pd.DataFrame, gold: str | None) -> int:
-    ok = judgments.scored(table)
+    ok = counted_rows(table)
     labelled = ok[ok["winner"].notna() | (ok["verdict"].notna() if "verdict" in ok else False)]
     keys = ["item_id", "criterion", "side"]
     reference = labelled[labelled["judge"].astype(str) == gold][keys].drop_duplicates()
