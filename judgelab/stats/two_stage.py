@@ -34,6 +34,9 @@ ClusterResampling = Literal["clusters_then_rows", "clusters"]
 BLOCK_ROWS = 2_000_000  # drawn rows per block (about 4 MB of 16-bit draws): fixed, so a seed fixes the resamples
 KERNEL_MIN_DRAWS = 20_000_000  # drawn rows of a whole bootstrap from which the compiled count pays its compile
 _SMALL = np.iinfo(np.uint16).max + 1
+_CHUNK = 1 << 16  # raw words are read as four 16-bit draws
+_RAW_MAX = 256  # cluster sizes drawn from raw words: at most 256 / 65536 of the draws are rejected
+_RAW_MARGIN = 64  # draws beyond the expected rejections + 8 standard deviations
 
 
 @dataclass(frozen=True)
@@ -59,19 +62,31 @@ class Clusters:
         return bool((self.sizes == self.sizes[0]).all())
 
 
-@dataclass(frozen=True)
+@dataclass
 class Block:
     """The draws of ``batch`` resamples: ``chosen`` (batch, n_clusters) cluster numbers; ``within`` the
-    within-cluster draws (equal sizes: (batch, n_clusters, size) positions; unequal: one uniform per drawn
-    row, resample after resample; whole clusters: None); ``lengths`` rows per resample when unequal."""
+    within-cluster draws -- equal sizes up to 256: raw 64-bit words of the block's generator, each four
+    16-bit draws turned into positions by Lemire's multiply-and-reject (exact; see :func:`_accepted`);
+    larger equal sizes: (batch, n_clusters, size) positions; unequal: one uniform on [0, 1) per drawn row,
+    resample after resample; whole clusters: None. ``lengths``: rows per resample when unequal."""
 
     chosen: np.ndarray
     within: np.ndarray | None
     lengths: np.ndarray | None
+    gen: np.random.Generator | None = None  # the block's generator, for more raw words
 
     @property
     def batch(self) -> int:
         return int(self.chosen.shape[0])
+
+    @property
+    def raw(self) -> bool:
+        return self.gen is not None
+
+    def more_words(self) -> None:
+        """Append as many raw words again (on the rare block whose rejections outrun the margin)."""
+        assert self.gen is not None and self.within is not None
+        self.within = np.concatenate([self.within, self.gen.bit_generator.random_raw(len(self.within))])
 
 
 def blocks(clusters: Clusters, n_resamples: int, rng: np.random.Generator) -> list[tuple[int, int]]:
@@ -92,6 +107,11 @@ def draw_block(clusters: Clusters, seed: int, batch: int, how: ClusterResampling
         return Block(chosen, None, None if clusters.equal else clusters.sizes[chosen].sum(axis=1))
     if clusters.equal:
         size = int(clusters.sizes[0])
+        if size <= _RAW_MAX:
+            need = batch * n_clusters * size
+            rejected = need * (_CHUNK % size) / _CHUNK
+            words = max(1, -(-(need + int(rejected + 8 * np.sqrt(rejected)) + _RAW_MARGIN) // 4))
+            return Block(chosen, gen.bit_generator.random_raw(words), None, gen)
         within = gen.integers(0, size, size=(batch, n_clusters, size), dtype=np.uint16 if size <= _SMALL else np.int64)
         return Block(chosen, within, None)
     reps = clusters.sizes[chosen]
@@ -111,10 +131,28 @@ def positions(clusters: Clusters, block: Block) -> np.ndarray:
         block_starts = np.repeat(np.cumsum(reps) - reps, reps)
         return np.repeat(clusters.starts[flat], reps) + (np.arange(int(reps.sum())) - block_starts)
     if block.lengths is None:
-        return (clusters.starts[chosen][..., None] + block.within).reshape(block.batch, -1)
+        within = _within_positions(block, int(clusters.sizes[0])) if block.raw else block.within
+        return (clusters.starts[chosen][..., None] + within).reshape(block.batch, -1)
     cluster_of_row = np.repeat(chosen.ravel(), clusters.sizes[chosen.ravel()])
     within = np.floor(block.within * clusters.sizes[cluster_of_row]).astype(np.intp)
     return clusters.starts[cluster_of_row] + within
+
+
+def _accepted(words: np.ndarray, size: int) -> np.ndarray:
+    """Uniform positions 0..size-1 from raw words, in order: each word is four 16-bit draws x (low bits
+    first); m = x * size is kept when its low 16 bits are at least 2**16 mod size, and gives m >> 16
+    (Lemire's method: every kept value is equally likely)."""
+    chunks = np.stack([(words >> np.uint64(shift)) & np.uint64(0xFFFF) for shift in (0, 16, 32, 48)], axis=1)
+    m = chunks.ravel().astype(np.uint32) * np.uint32(size)
+    return (m[(m & np.uint32(0xFFFF)) >= np.uint32(_CHUNK % size)] >> np.uint32(16)).astype(np.uint16)
+
+
+def _within_positions(block: Block, size: int) -> np.ndarray:
+    """(batch, n_clusters, size) positions of a raw block, drawing more words while too few are kept."""
+    need = block.chosen.size * size
+    while len(kept := _accepted(block.within, size)) < need:  # type: ignore[arg-type]
+        block.more_words()
+    return kept[:need].reshape(block.batch, -1, size)
 
 
 def iter_positions(
@@ -136,7 +174,13 @@ def cell_counts(clusters: Clusters, block: Block, sorted_cells: np.ndarray, n_ce
     if kernels is not None:
         if block.lengths is None:
             table = sorted_cells.reshape(len(clusters.sizes), -1)
-            return kernels[0](table, block.chosen, block.within, n_cells)
+            if not block.raw:
+                return kernels[0](table, block.chosen, block.within, n_cells)
+            while True:  # the same words as _within_positions: more only when the kept ones run out
+                counts, complete = kernels[2](table, block.chosen, block.within, n_cells)
+                if complete:
+                    return counts
+                block.more_words()
         return kernels[1](sorted_cells, clusters.starts, clusters.sizes, block.chosen, block.within, n_cells)
     cells = sorted_cells[positions(clusters, block)].astype(np.int64)
     offsets = np.arange(block.batch, dtype=np.int64) * n_cells
@@ -145,8 +189,9 @@ def cell_counts(clusters: Clusters, block: Block, sorted_cells: np.ndarray, n_ce
 
 
 @lru_cache(maxsize=1)
-def _kernels() -> tuple[Callable[..., np.ndarray], Callable[..., np.ndarray]] | None:
-    """The compiled count loops (equal, unequal clusters), or None without numba (numpy then counts)."""
+def _kernels() -> tuple[Callable[..., Any], ...] | None:
+    """The compiled count loops (equal clusters from positions, unequal clusters, equal clusters from raw
+    words), or None without numba (numpy then counts)."""
     try:
         import numba
     except ImportError:  # pragma: no cover - numba is a dependency; the numpy count gives the same numbers
@@ -179,4 +224,29 @@ def _kernels() -> tuple[Callable[..., np.ndarray], Callable[..., np.ndarray]] | 
                     at += 1
         return out
 
-    return equal, ragged
+    @jit
+    def raw(table: Any, chosen: Any, words: Any, n_cells: int) -> Any:  # pragma: no cover - compiled
+        batch, n_clusters = chosen.shape
+        size = table.shape[1]
+        floor = np.uint32(65536 % size)
+        out = np.zeros((batch, n_cells))
+        at, left, word = 0, 0, np.uint64(0)
+        for b in range(batch):
+            for j in range(n_clusters):
+                row = table[chosen[b, j]]
+                for _ in range(size):
+                    while True:  # the next kept 16-bit draw, as _accepted keeps them
+                        if left == 0:
+                            if at == len(words):
+                                return out, False
+                            word, left = words[at], 4
+                            at += 1
+                        m = np.uint32(word & np.uint64(0xFFFF)) * np.uint32(size)
+                        word >>= np.uint64(16)
+                        left -= 1
+                        if (m & np.uint32(0xFFFF)) >= floor:
+                            break
+                    out[b, row[m >> np.uint32(16)]] += 1.0
+        return out, True
+
+    return equal, ragged, raw

@@ -130,3 +130,42 @@ def test_block_draws_follow_the_same_distribution_as_the_previous_scheme(equal: 
     old = stat.func(_previous_two_stage(stat.cells, labels, stat.n_cells, 3000, seed=2))
     assert sps.ks_2samp(new, old).pvalue > 0.001
     assert abs(new.std() / old.std() - 1) < 0.08
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 10, 100, 255, 256])
+def test_raw_words_give_exactly_uniform_positions(size: int) -> None:
+    """Invariant (exhaustive over every 16-bit draw): the kept draws map to each position 0..size-1 equally
+    often, so a within-cluster position is exactly uniform."""
+    chunks = np.arange(1 << 16, dtype=np.uint64).reshape(-1, 4)
+    words = chunks[:, 0] | (chunks[:, 1] << np.uint64(16)) | (chunks[:, 2] << np.uint64(32)) | (chunks[:, 3] << np.uint64(48))
+    kept = two_stage._accepted(words, size)
+    counts = np.bincount(kept, minlength=size)
+    assert len(counts) == size and (counts == counts[0]).all() and counts.sum() == (1 << 16) - (1 << 16) % size
+
+
+@settings(max_examples=25, deadline=None)
+@given(case=clustered_cells(), n_resamples=st.integers(1, 60), seed=st.integers(0, 2**32 - 1),
+       short=st.integers(1, 5000))
+def test_blocks_short_of_raw_words_draw_more_the_same_way_in_every_path(
+    case: tuple[np.ndarray, np.ndarray, int], n_resamples: int, seed: int, short: int
+) -> None:
+    """Invariant (generated clusterings; the raw-word margin forced short so blocks run out of kept draws):
+    the compiled count and the numpy count draw the same extra words and equal the index path's table."""
+    labels, cells, n_cells = case
+    clusters = Clusters.from_labels(labels)
+    sorted_cells = cells[clusters.order].astype(np.int32)
+    old = two_stage._RAW_MARGIN
+    two_stage._RAW_MARGIN = -short
+    try:
+        for block_seed, batch in blocks(clusters, n_resamples, np.random.default_rng(seed)):
+            a = draw_block(clusters, block_seed, batch, "clusters_then_rows")
+            b = draw_block(clusters, block_seed, batch, "clusters_then_rows")
+            compiled = cell_counts(clusters, a, sorted_cells, n_cells, compiled=True)
+            numpy_counts = cell_counts(clusters, b, sorted_cells, n_cells, compiled=False)
+            rows = clusters.order[positions(clusters, b)]
+            index = np.stack([np.bincount(cells[r], minlength=n_cells) for r in
+                              (rows if b.lengths is None else np.split(rows, np.cumsum(b.lengths)[:-1]))])
+            np.testing.assert_array_equal(compiled, numpy_counts)
+            np.testing.assert_array_equal(compiled, index)
+    finally:
+        two_stage._RAW_MARGIN = old
