@@ -51,6 +51,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from judgelab.judgments import VALUE_COLUMNS, is_scored
@@ -165,7 +166,7 @@ def check_design(
         key_cols = (["judge"] if "judge" in rows.columns and "judge" not in skip else []) + key_cols
     merge_cols = [c for c in MERGEABLE_COLUMNS if c in rows.columns and c not in skip]
     for col in key_cols:
-        values = pd.unique(rows[col].astype(object))
+        values = _distinct(rows[col])
         if len(values) > 1:
             who = "" if rater is None else _raters_phrase(rows, rater)
             raise AmbiguousQuestionError(_message(col, values, who, mergeable=False, by_hint=by_hint, fix=fix))
@@ -173,15 +174,19 @@ def check_design(
         return
     if rater is None:
         for col in merge_cols:
-            values = pd.unique(rows[col].astype(object))
+            values = _distinct(rows[col])
             if len(values) > 1:
                 raise AmbiguousQuestionError(_message(col, values, "", mergeable=False, by_hint=by_hint, fix=fix))
         return
-    counts = rows[[rater, *merge_cols]].astype(object).groupby(rater, sort=False, dropna=False).nunique(dropna=False)
+    # distinct values per rater, counted on integer codes (NA a value of its own): converting these columns
+    # of a ten-million-row table to Python objects cost seconds
+    rater_codes, rater_names = pd.factorize(rows[rater], use_na_sentinel=False)
+    codes = pd.DataFrame({c: pd.factorize(rows[c], use_na_sentinel=False)[0] for c in merge_cols})
+    counts = codes.groupby(rater_codes, sort=False).nunique()
     for col in merge_cols:
         several = counts.index[counts[col].to_numpy() > 1]
         if len(several):
-            name = several[0]
+            name = np.asarray(rater_names, dtype=object)[several[0]]
             values = pd.unique(rows.loc[rows[rater].astype(object) == name, col].astype(object))
             who = f" for {rater} {name!r}" if isinstance(name, str) else f" for {rater} {name}"
             mine = rows[rows[rater].astype(object) == name]
@@ -208,8 +213,13 @@ def _copies_across(rows: pd.DataFrame, col: str) -> bool:
         and bool((body.drop(columns=col).drop_duplicates().groupby(keys, sort=False, dropna=False).size() == 1).all())
 
 
+def _distinct(values: pd.Series) -> np.ndarray:
+    """``pd.unique(values.astype(object))``, deduplicating before the conversion to Python objects."""
+    return pd.unique(np.asarray(values.unique(), dtype=object))
+
+
 def _raters_phrase(rows: pd.DataFrame, rater: str) -> str:
-    names = list(pd.unique(rows[rater].astype(object)))
+    names = list(_distinct(rows[rater]))
     plural = _PLURAL.get(rater, f"{rater}s") if len(names) > 1 else rater
     return f" for {plural} {_names(names[:4])}" + (", ..." if len(names) > 4 else "")
 

@@ -112,3 +112,34 @@ def test_distinct_text_equals_the_rowwise_strings(values: list, as_arrow: bool) 
     if as_arrow:
         series = pd.Series([v for v in values if isinstance(v, str) or v is None], dtype="string[pyarrow]")
     assert distinct_text(series) == set(series.dropna().astype(str))
+
+
+_CELLS = st.one_of(st.none(), st.sampled_from(["a", "b", "ü", ""]), st.integers(0, 2), st.floats(0, 2, width=16))
+
+
+@settings(max_examples=150, deadline=None)
+@given(raters=st.lists(st.sampled_from(["j1", "j2", None]), min_size=1, max_size=25), data=st.data(),
+       dtype=st.sampled_from(["object", "string[pyarrow]", "Int64", "Float64"]))
+def test_design_checks_count_the_same_distinct_values_as_the_object_conversion(raters: list, data: st.DataObject,
+                                                                              dtype: str) -> None:
+    """Invariant (generated columns of every dtype a judgments table holds, NA included): check_design's
+    distinct values equal pd.unique(col.astype(object)) in order, and its per-rater distinct counts on
+    integer codes equal groupby(...).nunique(dropna=False) on the object conversion."""
+    from judgelab.stats.question import _distinct
+
+    cells = data.draw(st.lists(_CELLS, min_size=len(raters), max_size=len(raters)))
+    if dtype == "string[pyarrow]":
+        cells = [None if c is None else str(c) for c in cells]
+    elif dtype in ("Int64", "Float64"):
+        cells = [c if isinstance(c, (int, float)) and not isinstance(c, bool) else None for c in cells]
+        cells = [None if c is None else (int(c) if dtype == "Int64" else float(c)) for c in cells]
+    col = pd.Series(cells, dtype=dtype)
+    old = pd.unique(col.astype(object))
+    new = _distinct(col)
+    assert len(old) == len(new) and all((a is b) or (pd.isna(a) and pd.isna(b)) or a == b
+                                for a, b in zip(old, new, strict=True))
+    rows = pd.DataFrame({"judge": pd.Series(raters, dtype="string[pyarrow]"), "col": col})
+    expected = rows.astype(object).groupby("judge", sort=False, dropna=False).nunique(dropna=False)["col"]
+    codes, names = pd.factorize(rows["judge"], use_na_sentinel=False)
+    counts = pd.DataFrame({"col": pd.factorize(rows["col"], use_na_sentinel=False)[0]}).groupby(codes, sort=False).nunique()
+    assert list(counts["col"]) == list(expected)
