@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +42,7 @@ from judgelab.rubrics.parsing import THINKING_ONLY
 if TYPE_CHECKING:
     from judgelab.backends.reply import ModelReply
 
-__all__ = ["UNREADABLE", "Job", "UnreadableReply", "checked_rows", "item_order_seed", "plan_jobs", "read_model_reply",
+__all__ = ["UNREADABLE", "Job", "UnreadableReply", "checked_rows", "item_order_seed", "iter_jobs", "plan_jobs", "read_model_reply",
            "read_reply", "reply_detail", "scored_rows", "unscored_rows"]
 
 UNREADABLE = "unreadable reply"  # the start of the reason of a reply that held no answer to parse
@@ -83,20 +83,36 @@ def plan_jobs(items: pd.DataFrame, rubric: Rubric, *, condition: str = "original
     ``swap`` asks both candidate orders (conditions ``condition`` and ``swapped``); ``order="random"``
     shows each item once, in a seeded per-item order; each request is asked ``repeats`` times.
     """
+    return list(iter_jobs(items, rubric, condition=condition, swap=swap, order=order, seed=seed, repeats=repeats))
+
+
+def iter_jobs(items: pd.DataFrame, rubric: Rubric, *, condition: str = "original", swap: bool = False,
+              order: str = "given", seed: int | None = 0, repeats: int = 1) -> Iterator[Job]:
+    """:func:`plan_jobs` one request at a time: the same jobs in the same order, for a caller that needs each
+    request only once (a dry run over a million items would otherwise hold every rendered prompt at once).
+
+    The items are checked here, before the first job is made: a missing field is refused up front, as
+    :func:`plan_jobs` refuses it.
+    """
     records = items.to_dict(orient="records")
     for item in records:
         check_fields(item, rubric)
     exclude = getattr(rubric, "exclude_judged_items", None)
     if callable(exclude):  # e.g. few-shot pools must never contain an item being judged: refuse up front
         exclude(list(items["item_id"]))
-    jobs: list[Job] = []
+    return _jobs(records, rubric, condition, swap, order, seed, repeats)
+
+
+def _jobs(records: list[dict[str, Any]], rubric: Rubric, condition: str, swap: bool, order: str,
+          seed: int | None, repeats: int) -> Iterator[Job]:
+    n = 0
     for item in records:
         for cond, swapped in _conditions(condition, swap, order, seed or 0, str(item["item_id"])):
             requests = rubric.requests(item, swapped=swapped)
             for repeat in range(repeats):
                 for request in requests:
-                    jobs.append(Job(len(jobs), item, cond, swapped, repeat, request))
-    return jobs
+                    yield Job(n, item, cond, swapped, repeat, request)
+                    n += 1
 
 
 class UnreadableReply(ParseFailure):
