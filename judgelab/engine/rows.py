@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -83,7 +83,12 @@ def plan_jobs(items: pd.DataFrame, rubric: Rubric, *, condition: str = "original
     ``swap`` asks both candidate orders (conditions ``condition`` and ``swapped``); ``order="random"``
     shows each item once, in a seeded per-item order; each request is asked ``repeats`` times.
     """
-    return list(iter_jobs(items, rubric, condition=condition, swap=swap, order=order, seed=seed, repeats=repeats))
+    records = items.to_dict(orient="records")
+    _check_items(records, items, rubric)
+    return list(_jobs(records, rubric, condition, swap, order, seed, repeats))
+
+
+_RECORDS_CHUNK = 10_000  # items turned into dicts at a time by iter_jobs
 
 
 def iter_jobs(items: pd.DataFrame, rubric: Rubric, *, condition: str = "original", swap: bool = False,
@@ -92,18 +97,28 @@ def iter_jobs(items: pd.DataFrame, rubric: Rubric, *, condition: str = "original
     request only once (a dry run over a million items would otherwise hold every rendered prompt at once).
 
     The items are checked here, before the first job is made: a missing field is refused up front, as
-    :func:`plan_jobs` refuses it.
+    :func:`plan_jobs` refuses it. They become dicts ``_RECORDS_CHUNK`` at a time (once to check them, once to
+    plan), never all at once: at 10^7 items the dicts alone would take more memory than the table.
     """
-    records = items.to_dict(orient="records")
-    for item in records:
-        check_fields(item, rubric)
-    exclude = getattr(rubric, "exclude_judged_items", None)
-    if callable(exclude):  # e.g. few-shot pools must never contain an item being judged: refuse up front
-        exclude(list(items["item_id"]))
+    for start in range(0, len(items), _RECORDS_CHUNK):
+        _check_items(items.iloc[start:start + _RECORDS_CHUNK].to_dict(orient="records"), None, rubric)
+    _check_items([], items, rubric)
+    records = (record for start in range(0, len(items), _RECORDS_CHUNK)
+               for record in items.iloc[start:start + _RECORDS_CHUNK].to_dict(orient="records"))
     return _jobs(records, rubric, condition, swap, order, seed, repeats)
 
 
-def _jobs(records: list[dict[str, Any]], rubric: Rubric, condition: str, swap: bool, order: str,
+def _check_items(records: list[dict[str, Any]], items: pd.DataFrame | None, rubric: Rubric) -> None:
+    """Refuse, before any request, an item missing a required field (``records``) and, given the whole
+    ``items``, a judged item the rubric may not judge (e.g. one in its few-shot pool)."""
+    for item in records:
+        check_fields(item, rubric)
+    exclude = getattr(rubric, "exclude_judged_items", None)
+    if items is not None and callable(exclude):  # e.g. few-shot pools must never contain an item being judged
+        exclude(list(items["item_id"]))
+
+
+def _jobs(records: Iterable[dict[str, Any]], rubric: Rubric, condition: str, swap: bool, order: str,
           seed: int | None, repeats: int) -> Iterator[Job]:
     n = 0
     for item in records:

@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 
 import judgelab
 from judgelab.backends.pricing import DEFAULT_OUTPUT_TOKENS, CallCostEstimator, estimate_call_cost, litellm
-from judgelab.engine import runner
+from judgelab.engine import rows, runner
 from judgelab.engine.cache import RequestCache
 from judgelab.engine.config import RunConfig
 from judgelab.rubrics import example_items, list_rubrics, load_rubric
@@ -199,3 +199,23 @@ def test_direct_score_schema_is_the_tightened_schema_and_stays_unchanged() -> No
     assert all(json.dumps(f["json_schema"]["schema"], sort_keys=True) == first for f in formats)
     assert json.dumps(rubric.response_schema(), sort_keys=True) == first
     assert '"enum": ["factual_accuracy", "instruction_following"]' in first  # tightened, not the spec's
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(data=st.data(), chunk=st.integers(1, 4))
+def test_estimate_in_chunks_of_items_equals_the_reference(monkeypatch: Any, data: Any, chunk: int) -> None:
+    """The dry run turns items into dicts a chunk at a time: with chunks of 1-4 items over 1-9 items (mixed
+    optional fields, a blank required field somewhere), the estimate -- or the refusal naming the first bad
+    item -- equals the reference's, which makes every dict at once."""
+    monkeypatch.setattr(rows, "_RECORDS_CHUNK", chunk)
+    n = data.draw(st.integers(1, 9))
+    items = [{"item_id": f"i{k}", "prompt": data.draw(_filled), "response": data.draw(st.one_of(_filled, _text)),
+              **({"extra": data.draw(_text)} if data.draw(st.booleans()) else {})} for k in range(n)]
+    model = data.draw(st.sampled_from(MODELS))
+    got = _outcome(judgelab.estimate, items, "direct_score", model, cache=False)
+    want = _outcome(_reference, items, "direct_score", model)
+    if isinstance(want, tuple):
+        assert got == want
+    else:
+        assert isinstance(got, runner.RunEstimate) and _same(got, want), (got, want)
