@@ -18,7 +18,7 @@ from typing import Any
 
 from judgelab.errors import JudgelabError
 
-__all__ = ["DEFAULT_OUTPUT_TOKENS", "MAX_TOKEN_COUNT", "PRICE_MAP_ENV", "UnknownPriceError", "batch_price", "cost_from_tokens",
+__all__ = ["DEFAULT_OUTPUT_TOKENS", "MAX_TOKEN_COUNT", "PRICE_MAP_ENV", "UnknownPriceError", "batch_price", "CallCostEstimator", "cost_from_tokens",
            "estimate_call_cost", "known_zero_price", "offline_litellm", "register_free_models", "response_cost"]
 
 DEFAULT_OUTPUT_TOKENS = 512
@@ -68,10 +68,15 @@ def estimate_call_cost(model: str, messages: list[dict[str, str]], max_output_to
         prompt_tokens = int(litellm.token_counter(model=model, messages=messages))
     except Exception:  # tokenizer unknown for this model: fall back to a 4-characters-per-token rule
         prompt_tokens = sum(len(m.get("content") or "") for m in messages) // 4 + 4 * len(messages)
+    return prompt_tokens, _max_cost(model, prompt_tokens, max_output_tokens, prices)
+
+
+def _max_cost(model: str, prompt_tokens: int, max_output_tokens: int | None,
+              prices: dict[tuple[str, int, int], float] | None) -> float:
     out = max_output_tokens or DEFAULT_OUTPUT_TOKENS
     key = (model, prompt_tokens, out)
     if prices is not None and key in prices:
-        return prompt_tokens, prices[key]
+        return prices[key]
     try:
         prompt_cost, completion_cost = litellm.cost_per_token(
             model=model, prompt_tokens=prompt_tokens, completion_tokens=out
@@ -81,7 +86,77 @@ def estimate_call_cost(model: str, messages: list[dict[str, str]], max_output_to
         cost = math.nan
     if prices is not None:
         prices[key] = cost
-    return prompt_tokens, cost
+    return cost
+
+
+_REPLY_PRIMING = 3  # litellm's token_counter adds these to every message list (no tools): the reply's start
+
+
+class CallCostEstimator:
+    """:func:`estimate_call_cost` for the many requests of one model in one dry run: the same (tokens, cost)
+    for every request, with the fixed work done once.
+
+    litellm's ``token_counter(model, messages=...)`` is, for messages holding only a text ``role`` and a text
+    ``content`` and no tools, 3 (the reply's priming) plus, per message, a fixed per-message overhead plus the
+    count of the role text plus the count of the content text, each text counted on its own by one count
+    function of the model (litellm/litellm_core_utils/token_counter.py: ``_count_messages``, ``_count_extra``).
+    So this counts each role's part once (through ``token_counter`` itself: a message with an empty content),
+    takes litellm's count function of the model once instead of building it per request (that took a third of
+    the count), counts a content equal to the previous request's at the same place (a system message) once,
+    and prices each distinct token count once. Any other message shape, a count that fails, or a litellm
+    without that count function goes through :func:`estimate_call_cost` unchanged;
+    tests/engine/test_estimate_scale.py checks the equality request by request on generated messages.
+    """
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.prices: dict[tuple[str, int, int], float] = {}
+        self._count = _count_function(model)
+        self._roles: dict[str, int] = {}
+        self._previous: list[tuple[str, int]] = []  # (content, its count) per message place of the last request
+
+    def __call__(self, messages: Sequence[dict[str, str]], max_output_tokens: int | None) -> tuple[int, float]:
+        tokens = self._tokens(messages)
+        if tokens is None:
+            return estimate_call_cost(self.model, list(messages), max_output_tokens, prices=self.prices)
+        return tokens, _max_cost(self.model, tokens, max_output_tokens, self.prices)
+
+    def _tokens(self, messages: Sequence[dict[str, str]]) -> int | None:
+        if self._count is None or litellm.disable_token_counter:
+            return None
+        total = _REPLY_PRIMING
+        try:
+            for place, message in enumerate(messages):
+                if type(message) is not dict or len(message) != 2:
+                    return None
+                role, content = message.get("role"), message.get("content")
+                if type(role) is not str or type(content) is not str:
+                    return None
+                if role not in self._roles:
+                    self._roles[role] = int(litellm.token_counter(
+                        model=self.model, messages=[{"role": role, "content": ""}])) - _REPLY_PRIMING
+                if place < len(self._previous) and self._previous[place][0] == content:
+                    counted = self._previous[place][1]
+                else:
+                    counted = int(self._count(content))
+                    if place < len(self._previous):
+                        self._previous[place] = (content, counted)
+                    else:
+                        self._previous.append((content, counted))
+                total += self._roles[role] + counted
+        except Exception:  # noqa: BLE001 - whatever failed, the slow path fails (or not) the way it always did
+            return None
+        return total
+
+
+def _count_function(model: str) -> Any:
+    """litellm's text count function of ``model`` (what token_counter counts each message text with), or None."""
+    try:
+        from litellm.litellm_core_utils.token_counter import _get_count_function
+
+        return _get_count_function(model, None)
+    except Exception:  # noqa: BLE001 - another litellm, or a model it has no tokenizer for: the slow path
+        return None
 
 
 def register_free_models(names: Sequence[str], provider: str, **info: Any) -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +42,7 @@ from judgelab.rubrics.parsing import THINKING_ONLY
 if TYPE_CHECKING:
     from judgelab.backends.reply import ModelReply
 
-__all__ = ["UNREADABLE", "Job", "UnreadableReply", "checked_rows", "item_order_seed", "plan_jobs", "read_model_reply",
+__all__ = ["UNREADABLE", "Job", "UnreadableReply", "checked_rows", "item_order_seed", "iter_jobs", "plan_jobs", "read_model_reply",
            "read_reply", "reply_detail", "scored_rows", "unscored_rows"]
 
 UNREADABLE = "unreadable reply"  # the start of the reason of a reply that held no answer to parse
@@ -84,19 +84,50 @@ def plan_jobs(items: pd.DataFrame, rubric: Rubric, *, condition: str = "original
     shows each item once, in a seeded per-item order; each request is asked ``repeats`` times.
     """
     records = items.to_dict(orient="records")
+    _check_items(records, items, rubric)
+    return list(_jobs(records, rubric, condition, swap, order, seed, repeats))
+
+
+_RECORDS_CHUNK = 10_000  # items turned into dicts at a time by iter_jobs
+
+
+def iter_jobs(items: pd.DataFrame, rubric: Rubric, *, condition: str = "original", swap: bool = False,
+              order: str = "given", seed: int | None = 0, repeats: int = 1) -> Iterator[Job]:
+    """:func:`plan_jobs` one request at a time: the same jobs in the same order, for a caller that needs each
+    request only once (a dry run over a million items would otherwise hold every rendered prompt at once).
+
+    The items are checked here, before the first job is made: a missing field is refused up front, as
+    :func:`plan_jobs` refuses it. They become dicts ``_RECORDS_CHUNK`` at a time (once to check them, once to
+    plan), never all at once: at 10^7 items the dicts alone would take more memory than the table.
+    """
+    for start in range(0, len(items), _RECORDS_CHUNK):
+        _check_items(items.iloc[start:start + _RECORDS_CHUNK].to_dict(orient="records"), None, rubric)
+    _check_items([], items, rubric)
+    records = (record for start in range(0, len(items), _RECORDS_CHUNK)
+               for record in items.iloc[start:start + _RECORDS_CHUNK].to_dict(orient="records"))
+    return _jobs(records, rubric, condition, swap, order, seed, repeats)
+
+
+def _check_items(records: list[dict[str, Any]], items: pd.DataFrame | None, rubric: Rubric) -> None:
+    """Refuse, before any request, an item missing a required field (``records``) and, given the whole
+    ``items``, a judged item the rubric may not judge (e.g. one in its few-shot pool)."""
     for item in records:
         check_fields(item, rubric)
     exclude = getattr(rubric, "exclude_judged_items", None)
-    if callable(exclude):  # e.g. few-shot pools must never contain an item being judged: refuse up front
+    if items is not None and callable(exclude):  # e.g. few-shot pools must never contain an item being judged
         exclude(list(items["item_id"]))
-    jobs: list[Job] = []
+
+
+def _jobs(records: Iterable[dict[str, Any]], rubric: Rubric, condition: str, swap: bool, order: str,
+          seed: int | None, repeats: int) -> Iterator[Job]:
+    n = 0
     for item in records:
         for cond, swapped in _conditions(condition, swap, order, seed or 0, str(item["item_id"])):
             requests = rubric.requests(item, swapped=swapped)
             for repeat in range(repeats):
                 for request in requests:
-                    jobs.append(Job(len(jobs), item, cond, swapped, repeat, request))
-    return jobs
+                    yield Job(n, item, cond, swapped, repeat, request)
+                    n += 1
 
 
 class UnreadableReply(ParseFailure):

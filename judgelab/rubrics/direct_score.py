@@ -70,6 +70,16 @@ class DirectScoreRubric(SpecRubric):
         schema = self.spec.output.json_schema
         if schema is None or self.spec.output.format != "json" or self.spec.scale is None:
             return schema
+        # tightened once per spec and shared by every request, as the untightened spec schema is: a deep copy per
+        # request took 9.5 of 73 s of a 10^5-item dry run (nothing changes a request's schema once it is made)
+        done = getattr(self, "_tightened", None)
+        if done is not None and done[0] is self.spec:
+            return done[1]
+        tightened = self._tighten(schema)
+        self._tightened = (self.spec, tightened)
+        return tightened
+
+    def _tighten(self, schema: dict[str, Any]) -> dict[str, Any]:
         schema = copy.deepcopy(schema)
         entry = schema.get("properties", {}).get("scores", {})
         fields = entry.get("items", {}).get("properties", {})
