@@ -201,7 +201,7 @@ def make_table(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataFrame
     :class:`JudgmentsTableError` naming the column. Unknown extra columns are kept after the
     schema columns (datasets attach e.g. ``system``). :func:`validate` checks the rest.
     """
-    df = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+    df = rows.copy(deep=False) if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))  # copy-on-write
     if df.empty and len(df.columns) == 0:
         return empty_table()
     for col in COLUMNS:
@@ -247,8 +247,14 @@ def _detail_to_json(value: Any) -> Any:
     return json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
 
 
+# the schema's dtypes as pandas dtype objects: a column already of its dtype is left as it is (no copy)
+_DTYPES: dict[str, Any] = {col: pd.api.types.pandas_dtype(dtype) for col, dtype in SCHEMA.items()}
+
+
 def _coerce(df: pd.DataFrame) -> pd.DataFrame:
     for col, dtype in SCHEMA.items():
+        if df[col].dtype == _DTYPES[col]:
+            continue  # converting it to its own dtype gives the same column; at 10^7 rows the copy costs GBs
         try:
             if dtype.startswith("datetime64"):
                 df[col] = pd.to_datetime(df[col], utc=True)
@@ -275,7 +281,9 @@ def validate(df: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise JudgmentsTableError(f"judgments table is missing columns: {', '.join(missing)}")
-    df = _coerce(df.copy())
+    # a shallow copy: columns already of their schema dtype are shared, not copied (copy-on-write keeps the
+    # caller's frame unchanged); only the columns that must change are converted
+    df = _coerce(df.copy(deep=False))
     for col in REQUIRED_NON_NULL:
         bad = df.index[df[col].isna()]
         if len(bad):
