@@ -359,10 +359,11 @@ def _columnar(frame: pd.DataFrame, cells: dict[str, tuple[np.ndarray, list[Any]]
     crit_codes, crit_uniques = pd.factorize(base["criterion"])
     criteria = (np.asarray(crit_codes, dtype=np.int64), [str(c) for c in crit_uniques])
     parts: list[JudgeColumns | GoldColumns] = []
+    parsed: dict[tuple[type, Any, str], Any] = {}
     if judge is not None:  # long form
         names = _required_text(frame[judge], judge, "judge", where, missing_values).to_numpy(dtype=object)
         parts.append(JudgeColumns(frame, value_columns[0], names, base, mapper, kind, winner_in, reader, labels,
-                                  cells[value_columns[0]], criteria))
+                                  cells[value_columns[0]], criteria, parsed))
     else:
         mapping = dict(judges) if isinstance(judges, Mapping) else {c: c for c in value_columns}
         for col in value_columns:
@@ -373,7 +374,7 @@ def _columnar(frame: pd.DataFrame, cells: dict[str, tuple[np.ndarray, list[Any]]
                                        "drop it from judges= or check the column (and the file's separator)")
             names = np.full(len(frame), mapping[col], dtype=object)
             parts.append(JudgeColumns(frame, col, names, base, mapper, kind, winner_in, reader, labels, cells[col],
-                                      criteria))
+                                      criteria, parsed))
     if gold is not None:
         if any(gold_judge in set(p.judge) for p in parts):
             raise FrameImportError(f"a judge is named {gold_judge!r}, the name the gold column's rows take; pass "

@@ -91,7 +91,10 @@ class JudgeColumns:
 
     def __init__(self, frame: pd.DataFrame, column: str, judge_names: np.ndarray, base: pd.DataFrame, mapper: Any,
                  kind: str, winner_in: str, reader: TextReader | None, labels: np.ndarray,
-                 cells: tuple[np.ndarray, list[Any]], criteria: tuple[np.ndarray, list[str]]) -> None:
+                 cells: tuple[np.ndarray, list[Any]], criteria: tuple[np.ndarray, list[str]],
+                 parsed_cache: dict[tuple[type, Any, str], Any]) -> None:
+        """``parsed_cache``: (cell type, cell, criterion) -> what the reader made of it, shared by the judge
+        columns of one import (the same answer in two judges' columns is read once)."""
         n = len(frame)
         where: Where = mapper.where
         value_codes, firsts = cells
@@ -112,7 +115,10 @@ class JudgeColumns:
             if missing_pair[p]:
                 continue
             if reader is not None:
-                parsed = reader(value, criterion)
+                key = (value.__class__, value, criterion)
+                parsed = parsed_cache.get(key)
+                if parsed is None:
+                    parsed = parsed_cache[key] = reader(value, criterion)
                 if not parsed.ok:
                     status[p], mapped[p], prefix[p] = parsed.status, None, parsed.reason
                     continue
