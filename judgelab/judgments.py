@@ -252,19 +252,24 @@ _DTYPES: dict[str, Any] = {col: pd.api.types.pandas_dtype(dtype) for col, dtype 
 
 
 def _coerce(df: pd.DataFrame) -> pd.DataFrame:
-    for col, dtype in SCHEMA.items():
+    for col in SCHEMA:
         if df[col].dtype == _DTYPES[col]:
             continue  # converting it to its own dtype gives the same column; at 10^7 rows the copy costs GBs
-        try:
-            if dtype.startswith("datetime64"):
-                df[col] = pd.to_datetime(df[col], utc=True)
-            elif dtype == "string":
-                df[col] = df[col].astype("object").where(df[col].notna(), None).astype("string")
-            else:
-                df[col] = df[col].astype(dtype)
-        except (TypeError, ValueError) as exc:
-            raise JudgmentsTableError(f"column {col!r} cannot be read as {dtype}: {exc}") from exc
+        df[col] = coerce_column(df[col], col)
     return df
+
+
+def coerce_column(values: pd.Series, col: str) -> pd.Series:
+    """One column of the table in its schema dtype (a string column's NaN/None become NA)."""
+    dtype = SCHEMA[col]
+    try:
+        if dtype.startswith("datetime64"):
+            return pd.to_datetime(values, utc=True)
+        if dtype == "string":
+            return values.astype("object").where(values.notna(), None).astype("string")
+        return values.astype(dtype)
+    except (TypeError, ValueError) as exc:
+        raise JudgmentsTableError(f"column {col!r} cannot be read as {dtype}: {exc}") from exc
 
 
 def validate(df: pd.DataFrame) -> pd.DataFrame:

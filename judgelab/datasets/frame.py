@@ -355,7 +355,7 @@ def _columnar(frame: pd.DataFrame, cells: dict[str, tuple[np.ndarray, list[Any]]
               carried: Sequence[str], reader: TextReader | None, where: Where, missing_values: Sequence[str],
               run: str, rubric: str) -> pd.DataFrame:
     """The table from arrays: each distinct (cell, criterion) mapped once (frame_columns)."""
-    labels = row_labels(where)
+    labels = row_labels(where, frame.index)
     crit_codes, crit_uniques = pd.factorize(base["criterion"])
     criteria = (np.asarray(crit_codes, dtype=np.int64), [str(c) for c in crit_uniques])
     parts: list[JudgeColumns | GoldColumns] = []
@@ -384,7 +384,7 @@ def _columnar(frame: pd.DataFrame, cells: dict[str, tuple[np.ndarray, list[Any]]
         lenient = copy.copy(mapper)
         lenient.on_bad = "unscored"
         parts.append(GoldColumns(frame, gold, gold_judge, base, mapper, labels, cells[gold], criteria, keys, lenient))
-    return validate(assemble(parts, base, frame, carried, where, run, rubric, make_table))
+    return validate(assemble(parts, base, frame, carried, where, run, rubric))
 
 
 def _row_wise(frame: pd.DataFrame, judge: str | None, judges: Sequence[str] | Mapping[str, str] | None,
@@ -459,11 +459,20 @@ def _shape(frame: pd.DataFrame, judge: str | None, score: str | None, label: str
 
 
 def _required_text(column: pd.Series, name: str, role: str, where: Where, missing_values: Sequence[str]) -> pd.Series:
-    empty = [i for i, v in enumerate(column) if is_missing(v, missing_values)]
+    text = _is_text(column)  # every cell a str or NA: checked column-wise, and each str is its own text
+    if text:
+        empty = np.flatnonzero((column.isna() | column.isin(list(missing_values))).to_numpy(dtype=bool)).tolist()
+    else:
+        empty = [i for i, v in enumerate(column) if is_missing(v, missing_values)]
     if empty:
         rows = ", ".join(where(i) for i in empty[:5])
         raise FrameImportError(f"column {name!r} ({role}) is empty in {len(empty)} rows ({rows}); every row needs one")
-    return column.map(cell_text)
+    return column if text else column.map(cell_text)
+
+
+def _is_text(column: pd.Series) -> bool:
+    """A text column (pandas' str or string dtype): its cells are str or NA."""
+    return isinstance(column.dtype, pd.StringDtype)
 
 
 def _candidates(frame: pd.DataFrame, candidates: Sequence[str] | None, kind: str, condition: str | None,

@@ -13,7 +13,7 @@ Only what depends on the row is made per row: its place in messages (unscored re
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ import pandas as pd
 
 from judgelab.datasets.frame_checks import Where, cell_text, is_missing
 from judgelab.datasets.frame_text import FrameImportError, TextReader
-from judgelab.judgments import MISSING, OK, PARSE_ERROR
+from judgelab.judgments import MISSING, OK, PARSE_ERROR, SCHEMA, coerce_column
 
 __all__ = ["GoldColumns", "JudgeColumns", "distinct_cells", "duplicate_error", "row_labels"]
 
@@ -81,8 +81,10 @@ def _pair_codes(value_codes: np.ndarray, criterion_codes: np.ndarray, n_criteria
     return codes, first
 
 
-def row_labels(where: Where) -> np.ndarray:
+def row_labels(where: Where, index: pd.Index) -> np.ndarray:
     """Each source row's label as detail JSON text (``"row": 7``)."""
+    if pd.api.types.is_integer_dtype(index.dtype):
+        return np.asarray(index.to_numpy().astype(str), dtype=object)  # an integer's JSON is its digits
     return np.array([_json(where.label(pos)) for pos in range(len(where.index))], dtype=object)
 
 
@@ -222,13 +224,15 @@ class GoldColumns:
         chosen = chosen_per_key.reset_index().set_index("key")["index"].loc[first_seen.index].to_numpy()
         self.positions = chosen
         self.status = np.where(row_ok[chosen], OK, np.where(row_missing[chosen], MISSING, PARSE_ERROR)).astype(object)
-        self.value = np.array([mapped[pair[p]] if row_ok[p] else None for p in chosen.tolist()], dtype=object)
-        self.raw_output = np.array([None if row_missing[p] else cell_text(firsts[value_codes[p]])
-                                    for p in chosen.tolist()], dtype=object)
-        self.reason = np.array([
-            None if row_ok[p] else f"missing in source (column {gold!r}, {where(p)})" if row_missing[p]
-            else unscored_mapper(firsts[value_codes[p]], name, p, crit_names[crit_codes[p]])[1]
-            for p in chosen.tolist()], dtype=object)
+        ok_chosen, missing_chosen = row_ok[chosen], row_missing[chosen]
+        self.value = np.where(ok_chosen, np.append(mapped, None)[np.where(ok_chosen, pair[chosen], -1)], None)
+        texts = np.array([*(cell_text(v) for v in firsts), None], dtype=object)
+        self.raw_output = texts[np.where(missing_chosen, -1, value_codes[chosen])]
+        self.reason = np.full(len(chosen), None, dtype=object)
+        for k in np.flatnonzero(~ok_chosen).tolist():
+            p = int(chosen[k])
+            self.reason[k] = (f"missing in source (column {gold!r}, {where(p)})" if row_missing[p] else
+                              unscored_mapper(firsts[value_codes[p]], name, p, crit_names[crit_codes[p]])[1])
         self.detail = f'{{"column": {_json(name)}, "row": ' + labels[chosen] + ', "source": "from_frame"}'
         self.judge = np.full(len(chosen), gold_judge, dtype=object)
         self.value_column = _VALUE_COLUMN[mapper.kind]
@@ -254,39 +258,72 @@ def duplicate_error(table: pd.DataFrame, positions: np.ndarray, where: Where) ->
         f"({where.unit}); name the column that tells them apart (condition=, criterion= or repeat=)")
 
 
+def _strings(values: np.ndarray) -> Any:
+    """Text cells (None: NA) as the table's "string" column (what judgments._coerce makes of them)."""
+    return pd.array(values, dtype="string")
+
+
 def assemble(parts: Sequence[JudgeColumns | GoldColumns], base: pd.DataFrame, frame: pd.DataFrame,
-             carried: Sequence[str], where: Where, run: str, rubric: str,
-             make: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
-    """The judgments table of the parts' rows, in order: the columns the row-wise path's dicts gave, then
-    ``make`` (judgments.make_table) fills and coerces the rest exactly as it did for the dicts."""
+             carried: Sequence[str], where: Where, run: str, rubric: str) -> pd.DataFrame:
+    """The judgments table of the parts' rows, in order, built column by column in the schema's dtypes: the
+    table judgments.make_table made of the row-wise path's dicts (same values, dtypes and column order)."""
     carried = list(dict.fromkeys(carried))
     positions = np.concatenate([p.positions for p in parts])
+    n = len(positions)
+    judge_rows = np.concatenate([np.full(len(p.positions), isinstance(p, JudgeColumns)) for p in parts])
     columns: dict[str, Any] = {}
-    for col in ("item_id", "criterion", "condition"):
-        values = base[col].to_numpy(dtype=object)
-        columns[col] = values[positions]
-    repeat = np.array(list(base["repeat"]), dtype=object)
-    columns["repeat"] = np.concatenate([repeat[p.positions] if isinstance(p, JudgeColumns)
-                                        else np.full(len(p.positions), pd.NA, dtype=object) for p in parts])
-    columns["judge"] = np.concatenate([np.asarray(p.judge, dtype=object)[p.positions] if isinstance(p, JudgeColumns)
-                                       else p.judge for p in parts])
-    gold_rows = np.concatenate([np.full(len(p.positions), isinstance(p, GoldColumns)) for p in parts])
-    if gold_rows.any():
-        columns["condition"] = np.where(gold_rows, "original", columns["condition"]).astype(object)
-    table = pd.DataFrame(columns)
-    if carried:
-        # through the same constructor as the row-wise path's dicts: each column's dtype inferred alike
-        cells = [np.array(list(frame[c]), dtype=object)[positions] for c in carried]
-        extra = pd.DataFrame(list(zip(*cells, strict=True)), columns=list(carried))
-        for c in carried:
-            table[c] = extra[c].to_numpy() if extra[c].dtype == object else extra[c].array
-    table["status"] = np.concatenate([p.status for p in parts])
-    table["unscored_reason"] = np.concatenate([p.reason for p in parts])
-    table["raw_output"] = np.concatenate([p.raw_output for p in parts])
+    for col in ("item_id", "criterion"):
+        columns[col] = _strings(base[col].to_numpy(dtype=object)).take(positions)
+    condition = base["condition"].to_numpy(dtype=object)[positions]
+    columns["condition"] = _strings(np.where(judge_rows, condition, "original"))
+    repeat = pd.array(list(base["repeat"]), dtype="Int64")
+    columns["repeat"] = repeat.take(np.where(judge_rows, positions, -1), allow_fill=True)
+    columns["judge"] = _strings(np.concatenate([np.asarray(p.judge, dtype=object)[p.positions]
+                                                if isinstance(p, JudgeColumns) else p.judge for p in parts]))
+    columns["status"] = _strings(np.concatenate([p.status for p in parts]))
+    columns["unscored_reason"] = _strings(np.concatenate([p.reason for p in parts]))
+    columns["raw_output"] = _strings(np.concatenate([p.raw_output for p in parts]))
     for value_column in dict.fromkeys(p.value_column for p in parts):
-        table[value_column] = np.concatenate([p.value if p.value_column == value_column
-                                              else np.full(len(p.positions), None, dtype=object) for p in parts])
-    table["detail"] = np.concatenate([p.detail for p in parts])
-    duplicate_error(table, positions, where)
-    table["run_id"], table["rubric"] = run, rubric
-    return make(table)
+        values = np.concatenate([p.value if p.value_column == value_column
+                                 else np.full(len(p.positions), None, dtype=object) for p in parts])
+        columns[value_column] = pd.array(values, dtype=SCHEMA[value_column])
+    columns["detail"] = _strings(np.concatenate([p.detail for p in parts]))
+    for col, value in (("run_id", run), ("rubric", rubric)):
+        columns[col] = _strings(np.array([value], dtype=object)).take(np.zeros(n, dtype=np.int64))
+    keys = pd.DataFrame({k: columns[k] for k in ("item_id", "judge", "criterion", "condition", "repeat")})
+    duplicate_error(keys, positions, where)
+    if carried:
+        extra = _carried(frame, carried, positions)
+        columns.update({c: extra[c] for c in carried if c in SCHEMA})
+    # the columns no row fills: what make_table makes of an absent column (an all-NA created_at comes out as
+    # datetime64[s, UTC], not the schema's [ns]: kept, the table must not change)
+    nothing = np.full(n, -1, dtype=np.int64)
+    table = pd.DataFrame({col: columns[col] if col in columns
+                          else coerce_column(pd.Series([pd.NA], dtype=object), col).array.take(nothing, allow_fill=True)
+                          for col in SCHEMA})
+    for c in carried:
+        if c not in SCHEMA:
+            table[c] = extra[c]
+    return table
+
+
+def _carried(frame: pd.DataFrame, carried: Sequence[str], positions: np.ndarray) -> dict[str, Any]:
+    """The carried columns at ``positions``, each in the dtype the row-wise path's dicts gave it: a text
+    column as it is, any other through the constructor that read the dicts (same dtype inference)."""
+    out: dict[str, Any] = {}
+    rest = []
+    for c in carried:
+        if isinstance(frame[c].dtype, pd.StringDtype) and frame[c].dtype.na_value is not pd.NA \
+                and frame[c].dtype.storage == "pyarrow":
+            out[c] = frame[c].array.take(positions)  # "str" cells read back as str and NaN: the same column
+        else:
+            rest.append(c)
+    if rest:
+        cells = [np.array(list(frame[c]), dtype=object)[positions] for c in rest]
+        extra = pd.DataFrame(list(zip(*cells, strict=True)), columns=rest)
+        for c in rest:
+            out[c] = extra[c].array
+    for c in carried:
+        if c in SCHEMA:  # a kept column named like a schema column fills it, coerced to the schema's dtype
+            out[c] = coerce_column(pd.Series(out[c]), c).array
+    return out
