@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from judgelab.datasets.frame_checks import Where, cell_text, is_missing
 from judgelab.datasets.frame_text import FrameImportError, TextReader
@@ -81,18 +83,30 @@ def _pair_codes(value_codes: np.ndarray, criterion_codes: np.ndarray, n_criteria
     return codes, first
 
 
-def row_labels(where: Where, index: pd.Index) -> np.ndarray:
+def row_labels(where: Where, index: pd.Index) -> pa.Array:
     """Each source row's label as detail JSON text (``"row": 7``)."""
     if pd.api.types.is_integer_dtype(index.dtype):
-        return np.asarray(index.to_numpy().astype(str), dtype=object)  # an integer's JSON is its digits
-    return np.array([_json(where.label(pos)) for pos in range(len(where.index))], dtype=object)
+        return _text(index.to_numpy().astype(str))  # an integer's JSON is its digits
+    return _text(np.array([_json(where.label(pos)) for pos in range(len(where.index))], dtype=object))
+
+
+def _text(values: np.ndarray) -> pa.Array:
+    """Text cells as an Arrow array of the table's string type (large_string)."""
+    return pa.array(values, type=pa.large_string())
+
+
+def _join(*parts: str | pa.Array) -> pa.Array:
+    """Row by row, the parts' text joined (a str part is the same in every row): each row's detail JSON is
+    made in Arrow, with no Python string per row."""
+    return pc.binary_join_element_wise(*(pa.scalar(p, pa.large_string()) if isinstance(p, str) else p
+                                         for p in parts), pa.scalar("", pa.large_string()))
 
 
 class JudgeColumns:
     """The judge rows of one value column (one per source row, in row order), as arrays."""
 
     def __init__(self, frame: pd.DataFrame, column: str, judge_names: np.ndarray, base: pd.DataFrame, mapper: Any,
-                 kind: str, winner_in: str, reader: TextReader | None, labels: np.ndarray,
+                 kind: str, winner_in: str, reader: TextReader | None, labels: pa.Array,
                  cells: tuple[np.ndarray, list[Any]], criteria: tuple[np.ndarray, list[str]],
                  parsed_cache: dict[tuple[type, Any, str], Any]) -> None:
         """``parsed_cache``: (cell type, cell, criterion) -> what the reader made of it, shared by the judge
@@ -161,9 +175,9 @@ class JudgeColumns:
             if swapped.any():
                 shown[swapped] = np.array([f', "shown_winner": {_json(w)}' for w in value[swapped]], dtype=object)
                 value[swapped] = np.array([_FLIP[w] for w in value[swapped]], dtype=object)
-        parsed_part = np.where(row_missing, "", parsed_json[safe] if n_pairs else "").astype(object)
-        self.detail = f'{{"column": {_json(name)}, ' + parsed_part + '"row": ' + labels + shown + \
-            ', "source": "from_frame"}'
+        parsed_part = _text(np.append(parsed_json, "")).take(np.where(row_missing, n_pairs, safe))
+        self.detail = _join(f'{{"column": {_json(name)}, ', parsed_part, '"row": ', labels, _text(shown),
+                            ', "source": "from_frame"}')
         self.value, self.reason, self.judge = value, reason, judge_names
         self.value_column = _VALUE_COLUMN[kind]
         self.positions = np.arange(n)
@@ -174,7 +188,7 @@ class GoldColumns:
     raises, like the row-wise builder, at the first source row that is refused or contradicts its key."""
 
     def __init__(self, frame: pd.DataFrame, gold: str, gold_judge: str, base: pd.DataFrame, mapper: Any,
-                 labels: np.ndarray, cells: tuple[np.ndarray, list[Any]], criteria: tuple[np.ndarray, list[str]],
+                 labels: pa.Array, cells: tuple[np.ndarray, list[Any]], criteria: tuple[np.ndarray, list[str]],
                  keys: np.ndarray, unscored_mapper: Any) -> None:
         where: Where = mapper.where
         value_codes, firsts = cells
@@ -233,7 +247,7 @@ class GoldColumns:
             p = int(chosen[k])
             self.reason[k] = (f"missing in source (column {gold!r}, {where(p)})" if row_missing[p] else
                               unscored_mapper(firsts[value_codes[p]], name, p, crit_names[crit_codes[p]])[1])
-        self.detail = f'{{"column": {_json(name)}, "row": ' + labels[chosen] + ', "source": "from_frame"}'
+        self.detail = _join(f'{{"column": {_json(name)}, "row": ', labels.take(chosen), ', "source": "from_frame"}')
         self.judge = np.full(len(chosen), gold_judge, dtype=object)
         self.value_column = _VALUE_COLUMN[mapper.kind]
 
@@ -287,7 +301,7 @@ def assemble(parts: Sequence[JudgeColumns | GoldColumns], base: pd.DataFrame, fr
         values = np.concatenate([p.value if p.value_column == value_column
                                  else np.full(len(p.positions), None, dtype=object) for p in parts])
         columns[value_column] = pd.array(values, dtype=SCHEMA[value_column])
-    columns["detail"] = _strings(np.concatenate([p.detail for p in parts]))
+    columns["detail"] = pd.arrays.ArrowStringArray(pa.chunked_array([p.detail for p in parts]))
     for col, value in (("run_id", run), ("rubric", rubric)):
         columns[col] = _strings(np.array([value], dtype=object)).take(np.zeros(n, dtype=np.int64))
     keys = pd.DataFrame({k: columns[k] for k in ("item_id", "judge", "criterion", "condition", "repeat")})
