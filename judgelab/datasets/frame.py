@@ -384,7 +384,9 @@ def _columnar(frame: pd.DataFrame, cells: dict[str, tuple[np.ndarray, list[Any]]
         lenient = copy.copy(mapper)
         lenient.on_bad = "unscored"
         parts.append(GoldColumns(frame, gold, gold_judge, base, mapper, labels, cells[gold], criteria, keys, lenient))
-    return validate(assemble(parts, base, frame, carried, where, run, rubric))
+    table = assemble(parts, base, frame, carried, where, run, rubric)
+    del parts  # their arrays are in the table now; validate's own work needs the room at 10^7 rows
+    return validate(table)
 
 
 def _row_wise(frame: pd.DataFrame, judge: str | None, judges: Sequence[str] | Mapping[str, str] | None,

@@ -294,13 +294,15 @@ def assemble(parts: Sequence[JudgeColumns | GoldColumns], base: pd.DataFrame, fr
     columns["repeat"] = repeat.take(np.where(judge_rows, positions, -1), allow_fill=True)
     columns["judge"] = _strings(np.concatenate([np.asarray(p.judge, dtype=object)[p.positions]
                                                 if isinstance(p, JudgeColumns) else p.judge for p in parts]))
-    columns["status"] = _strings(np.concatenate([p.status for p in parts]))
-    columns["unscored_reason"] = _strings(np.concatenate([p.reason for p in parts]))
-    columns["raw_output"] = _strings(np.concatenate([p.raw_output for p in parts]))
+    columns["status"] = _strings(_release(parts, "status"))
+    columns["unscored_reason"] = _strings(_release(parts, "reason"))
+    columns["raw_output"] = _strings(_release(parts, "raw_output"))
     for value_column in dict.fromkeys(p.value_column for p in parts):
         values = np.concatenate([p.value if p.value_column == value_column
                                  else np.full(len(p.positions), None, dtype=object) for p in parts])
         columns[value_column] = pd.array(values, dtype=SCHEMA[value_column])
+    for p in parts:
+        p.value = None
     columns["detail"] = pd.arrays.ArrowStringArray(pa.chunked_array([p.detail for p in parts]))
     for col, value in (("run_id", run), ("rubric", rubric)):
         columns[col] = _strings(np.array([value], dtype=object)).take(np.zeros(n, dtype=np.int64))
@@ -314,11 +316,20 @@ def assemble(parts: Sequence[JudgeColumns | GoldColumns], base: pd.DataFrame, fr
     nothing = np.full(n, -1, dtype=np.int64)
     table = pd.DataFrame({col: columns[col] if col in columns
                           else coerce_column(pd.Series([pd.NA], dtype=object), col).array.take(nothing, allow_fill=True)
-                          for col in SCHEMA})
+                          for col in SCHEMA}, copy=False)  # the arrays are new: no second copy of the table
     for c in carried:
         if c not in SCHEMA:
             table[c] = extra[c]
     return table
+
+
+def _release(parts: Sequence[JudgeColumns | GoldColumns], name: str) -> np.ndarray:
+    """One per-row array of every part, in order; the parts' own arrays are dropped (at 10^7 rows each is
+    ~80 MB of references held until the table is built)."""
+    out = np.concatenate([getattr(p, name) for p in parts])
+    for p in parts:
+        setattr(p, name, None)
+    return out
 
 
 def _carried(frame: pd.DataFrame, carried: Sequence[str], positions: np.ndarray) -> dict[str, Any]:
