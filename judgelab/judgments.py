@@ -202,7 +202,7 @@ def make_table(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataFrame
     :class:`JudgmentsTableError` naming the column. Unknown extra columns are kept after the
     schema columns (datasets attach e.g. ``system``). :func:`validate` checks the rest.
     """
-    df = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+    df = rows.copy(deep=False) if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))  # copy-on-write
     if df.empty and len(df.columns) == 0:
         return empty_table()
     for col in COLUMNS:
@@ -248,18 +248,29 @@ def _detail_to_json(value: Any) -> Any:
     return json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
 
 
+# the schema's dtypes as pandas dtype objects: a column already of its dtype is left as it is (no copy)
+_DTYPES: dict[str, Any] = {col: pd.api.types.pandas_dtype(dtype) for col, dtype in SCHEMA.items()}
+
+
 def _coerce(df: pd.DataFrame) -> pd.DataFrame:
-    for col, dtype in SCHEMA.items():
-        try:
-            if dtype.startswith("datetime64"):
-                df[col] = pd.to_datetime(df[col], utc=True)
-            elif dtype == "string":
-                df[col] = df[col].astype("object").where(df[col].notna(), None).astype("string")
-            else:
-                df[col] = df[col].astype(dtype)
-        except (TypeError, ValueError) as exc:
-            raise JudgmentsTableError(f"column {col!r} cannot be read as {dtype}: {exc}") from exc
+    for col in SCHEMA:
+        if df[col].dtype == _DTYPES[col]:
+            continue  # converting it to its own dtype gives the same column; at 10^7 rows the copy costs GBs
+        df[col] = coerce_column(df[col], col)
     return df
+
+
+def coerce_column(values: pd.Series, col: str) -> pd.Series:
+    """One column of the table in its schema dtype (a string column's NaN/None become NA)."""
+    dtype = SCHEMA[col]
+    try:
+        if dtype.startswith("datetime64"):
+            return pd.to_datetime(values, utc=True)
+        if dtype == "string":
+            return values.astype("object").where(values.notna(), None).astype("string")
+        return values.astype(dtype)
+    except (TypeError, ValueError) as exc:
+        raise JudgmentsTableError(f"column {col!r} cannot be read as {dtype}: {exc}") from exc
 
 
 def validate(df: pd.DataFrame) -> pd.DataFrame:
@@ -276,7 +287,9 @@ def validate(df: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise JudgmentsTableError(f"judgments table is missing columns: {', '.join(missing)}")
-    df = _coerce(df.copy())
+    # a shallow copy: columns already of their schema dtype are shared, not copied (copy-on-write keeps the
+    # caller's frame unchanged); only the columns that must change are converted
+    df = _coerce(df.copy(deep=False))
     for col in REQUIRED_NON_NULL:
         bad = df.index[df[col].isna()]
         if len(bad):

@@ -7,6 +7,7 @@ unreadable cells) is in :func:`from_frame`'s docstring: ``help(judgelab.from_fra
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -27,6 +28,7 @@ from judgelab.datasets.frame_checks import (
     is_missing,
     shown_value,
 )
+from judgelab.datasets.frame_columns import GoldColumns, JudgeColumns, assemble, distinct_cells, row_labels
 from judgelab.datasets.frame_files import is_pattern, read_pattern
 from judgelab.datasets.frame_shapes import CANDIDATE_COLUMNS, Candidates, Scales, is_list_cell, item_ids
 from judgelab.datasets.frame_text import (
@@ -317,13 +319,81 @@ def from_frame(
     mapper.scales.check(list(set(base["criterion"])))
     if kind == "pairwise" and condition is not None and condition_values is None:
         check_orders_named(base["condition"], condition)
-    run = run_id or (f"from_frame:{source_name}" if source_name else "from_frame")
     carried = [c for c in (cluster, *keep) if c is not None]
     if pairs is not None:  # who "A" and "B" are, in the table's (sorted) order
         frame = frame.assign(**{name: [p[k] for p in pairs.sorted] for k, name in enumerate(CANDIDATE_COLUMNS)})
         carried += list(CANDIDATE_COLUMNS)
     if kind == "label" and reader is None:
         check_label_types(frame, [*value_columns, *([gold] if gold else [])], missing_values)
+    run = run_id or (f"from_frame:{source_name}" if source_name else "from_frame")
+    cells = _distinct(frame, [*value_columns, *([gold] if gold else [])]) if pairs is None else None
+    if cells is not None:  # every cell one value: column-wise (frame_columns), same table
+        table = _columnar(frame, cells, judge, judges, value_columns, gold, gold_judge, base, mapper, kind, winner_in,
+                          carried, reader, where, missing_values, run, rubric)
+    else:
+        table = _row_wise(frame, judge, judges, value_columns, gold, gold_judge, base, mapper, kind, winner_in, carried,
+                          reader, where, missing_values, run, rubric)
+    if unscored_as is not None:
+        table = count_unscored_as(table, unscored_as, kind, exclude_judge=gold_judge if gold is not None else None)
+    return table
+
+
+def _distinct(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, tuple[np.ndarray, list[Any]]] | None:
+    """Each value column's distinct cells (frame_columns.distinct_cells); None when a cell holds a list."""
+    out = {}
+    for col in dict.fromkeys(columns):
+        found = distinct_cells(frame[col])
+        if found is None:
+            return None
+        out[col] = found
+    return out
+
+
+def _columnar(frame: pd.DataFrame, cells: dict[str, tuple[np.ndarray, list[Any]]], judge: str | None,
+              judges: Sequence[str] | Mapping[str, str] | None, value_columns: Sequence[str], gold: str | None,
+              gold_judge: str, base: pd.DataFrame, mapper: _ValueMapper, kind: str, winner_in: str,
+              carried: Sequence[str], reader: TextReader | None, where: Where, missing_values: Sequence[str],
+              run: str, rubric: str) -> pd.DataFrame:
+    """The table from arrays: each distinct (cell, criterion) mapped once (frame_columns)."""
+    labels = row_labels(where, frame.index)
+    crit_codes, crit_uniques = pd.factorize(base["criterion"])
+    criteria = (np.asarray(crit_codes, dtype=np.int64), [str(c) for c in crit_uniques])
+    parts: list[JudgeColumns | GoldColumns] = []
+    parsed: dict[tuple[type, Any, str], Any] = {}
+    if judge is not None:  # long form
+        names = _required_text(frame[judge], judge, "judge", where, missing_values).to_numpy(dtype=object)
+        parts.append(JudgeColumns(frame, value_columns[0], names, base, mapper, kind, winner_in, reader, labels,
+                                  cells[value_columns[0]], criteria, parsed))
+    else:
+        mapping = dict(judges) if isinstance(judges, Mapping) else {c: c for c in value_columns}
+        for col in value_columns:
+            codes, firsts = cells[col]
+            present = [not is_missing(v, missing_values) for v in firsts]
+            if not any(present[c] for c in np.unique(codes[codes >= 0])):
+                raise FrameImportError(f"judge column {col!r} has no value in any of its {len(frame)} rows; "
+                                       "drop it from judges= or check the column (and the file's separator)")
+            names = np.full(len(frame), mapping[col], dtype=object)
+            parts.append(JudgeColumns(frame, col, names, base, mapper, kind, winner_in, reader, labels, cells[col],
+                                      criteria, parsed))
+    if gold is not None:
+        if any(gold_judge in set(p.judge) for p in parts):
+            raise FrameImportError(f"a judge is named {gold_judge!r}, the name the gold column's rows take; pass "
+                                   "gold_judge= with another name (e.g. gold_judge='human')")
+        item_codes, _ = pd.factorize(base["item_id"])
+        keys = np.asarray(item_codes, dtype=np.int64) * max(len(criteria[1]), 1) + criteria[0]
+        lenient = copy.copy(mapper)
+        lenient.on_bad = "unscored"
+        parts.append(GoldColumns(frame, gold, gold_judge, base, mapper, labels, cells[gold], criteria, keys, lenient))
+    table = assemble(parts, base, frame, carried, where, run, rubric)
+    del parts  # their arrays are in the table now; validate's own work needs the room at 10^7 rows
+    return validate(table)
+
+
+def _row_wise(frame: pd.DataFrame, judge: str | None, judges: Sequence[str] | Mapping[str, str] | None,
+              value_columns: Sequence[str], gold: str | None, gold_judge: str, base: pd.DataFrame,
+              mapper: _ValueMapper, kind: str, winner_in: str, carried: Sequence[str], reader: TextReader | None,
+              where: Where, missing_values: Sequence[str], run: str, rubric: str) -> pd.DataFrame:
+    """The table from one dict per row: the shapes that need per-row state (list cells, candidates=)."""
     rows: list[dict[str, Any]] = []
     if judge is not None:  # long form
         judge_names = _required_text(frame[judge], judge, "judge", where, missing_values)
@@ -346,10 +416,7 @@ def from_frame(
     for row in rows:
         row.pop("_pos")
         row.update(run_id=run, rubric=rubric)
-    table = validate(make_table(rows))
-    if unscored_as is not None:
-        table = count_unscored_as(table, unscored_as, kind, exclude_judge=gold_judge if gold is not None else None)
-    return table
+    return validate(make_table(rows))
 
 
 # ----------------------------------------------------------------------------------------------- internals
@@ -394,11 +461,20 @@ def _shape(frame: pd.DataFrame, judge: str | None, score: str | None, label: str
 
 
 def _required_text(column: pd.Series, name: str, role: str, where: Where, missing_values: Sequence[str]) -> pd.Series:
-    empty = [i for i, v in enumerate(column) if is_missing(v, missing_values)]
+    text = _is_text(column)  # every cell a str or NA: checked column-wise, and each str is its own text
+    if text:
+        empty = np.flatnonzero((column.isna() | column.isin(list(missing_values))).to_numpy(dtype=bool)).tolist()
+    else:
+        empty = [i for i, v in enumerate(column) if is_missing(v, missing_values)]
     if empty:
         rows = ", ".join(where(i) for i in empty[:5])
         raise FrameImportError(f"column {name!r} ({role}) is empty in {len(empty)} rows ({rows}); every row needs one")
-    return column.map(cell_text)
+    return column if text else column.map(cell_text)
+
+
+def _is_text(column: pd.Series) -> bool:
+    """A text column (pandas' str or string dtype): its cells are str or NA."""
+    return isinstance(column.dtype, pd.StringDtype)
 
 
 def _candidates(frame: pd.DataFrame, candidates: Sequence[str] | None, kind: str, condition: str | None,

@@ -39,6 +39,9 @@ Place = Callable[[int], str]
 def item_ids(frame: pd.DataFrame, columns: Sequence[str], where: Place,
              extra: Sequence[tuple[str, str]] | None = None) -> list[str]:
     """Each row's item id: the id columns' text (and the ``extra`` parts) joined by ":"."""
+    if len(columns) == 1 and extra is None and isinstance(frame[columns[0]].dtype, pd.StringDtype) \
+            and not frame[columns[0]].hasnans:
+        return frame[columns[0]].tolist()  # text ids are their own text (id_text); none is missing
     parts = [[id_text(v, where=f"column {col!r} (item_id) in {where(i)}", error=FrameImportError)
               for i, v in enumerate(frame[col])] for col in columns]
     rows = [tuple(p) for p in zip(*parts, strict=True)]

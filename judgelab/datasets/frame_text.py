@@ -10,6 +10,10 @@ rubrics' parsing layer, and ``unscored_as=`` applies a publisher's rule for the 
   checked like any cell: scale, labels, winner mapping) or None; an exception it raises becomes the
   row's reason, never an import error.
 
+Each distinct cell is read once per criterion (the same answer in many rows or several judges' columns is
+parsed once; a ``parse=`` function is called once per distinct text and criterion), so the cost grows with
+distinct answers, not rows.
+
 A cell that cannot be read is an unscored row (status "parse_error", or "refusal" when the judge
 declined) whose reason says why and where. ``unscored_as=`` counts those rows (parse errors and
 refusals of every judge, gold rows never) as a value through :func:`judgelab.judgments.fill_unscored`:
