@@ -37,10 +37,9 @@ import pandas as pd
 
 from judgelab.engine.runner import item_order_seed
 from judgelab.errors import ConfigError
-from judgelab.judgments import is_scored
+from judgelab.judgments import distinct_text, is_scored
 from judgelab.probes.experiment import POINTS, proportion_row, resolve_rubric, run_once
 from judgelab.probes.result import ProbeResult, plot_estimates, stats_rows, summary_frame
-from judgelab.rubrics import combine_swapped_passes
 from judgelab.rubrics.base import Rubric
 from judgelab.stats import DEFAULT_RESAMPLES, bootstrap_ci, flip_rate
 from judgelab.stats.bootstrap import TABLE_MAX_CELLS, TableStatistic, bootstrap
@@ -158,10 +157,10 @@ def both_orders(table: pd.DataFrame, *, criterion: str, judge: str | None, gold:
     rows = rows[rows["judge"] != gold]
     if judge is not None:
         rows = rows[rows["judge"] == judge]
-    judges = sorted(set(rows["judge"].dropna().astype(str)))
+    judges = sorted(distinct_text(rows["judge"]))
     if len(judges) > 1:
         raise ConfigError(f"the table holds several judges {judges}; pass judge=<one of them>")
-    missing = [c for c in conditions if c not in set(rows["condition"].astype(str))]
+    missing = [c for c in conditions if c not in distinct_text(rows["condition"])]
     if missing:
         raise ConfigError(f"the position probe needs both orders; the table has no {missing} rows for "
                           f"criterion {criterion!r}")
@@ -219,10 +218,9 @@ def first_position_rows(pairs: pd.DataFrame, *, note: str = "") -> list[dict[str
     # The candidate shown first is A in the original order and B in the swapped one (original labels).
     first_o = pairs["winner_original"].isin(["A", "B"])
     first_s = pairs["winner_swapped"].isin(["A", "B"])
-    picks_first = list((pairs.loc[first_o, "winner_original"] == "A").astype(int))
-    picks_first += list((pairs.loc[first_s, "winner_swapped"] == "B").astype(int))
     policy = "decisive (A/B) verdicts only; ties and unscored excluded"
-    k, n = int(sum(picks_first)), len(picks_first)
+    k = int((pairs.loc[first_o, "winner_original"] == "A").sum() + (pairs.loc[first_s, "winner_swapped"] == "B").sum())
+    n = int(first_o.sum() + first_s.sum())
     rows = [proportion_row("first_position_rate", k, n, test_half=True, policy=policy,
                            note=join_notes("two verdicts per item, treated as independent by the test", note))]
     flipped = pairs[(pairs["winner_original"].isin(["A", "B"])) & (pairs["winner_swapped"].isin(["A", "B"]))
@@ -233,37 +231,54 @@ def first_position_rows(pairs: pd.DataFrame, *, note: str = "") -> list[dict[str
     return rows
 
 
-def _preference(winner: Any, confidence: Any) -> float:
+_CODES = {"A": 1, "B": 2, "TIE": 3}  # 0: no verdict (unscored, or not a label)
+_LABELS = np.array([None, "A", "B", "TIE"], dtype=object)
+
+
+def _label_codes(series: pd.Series) -> np.ndarray:
+    """Winner codes per item: 1 A, 2 B, 3 TIE, 0 when missing or not a string (pandas may hold a missing
+    label as NaN or NA). Another string is refused as combine_swapped_passes refuses it."""
+    codes = np.zeros(len(series), dtype=np.int8)
+    for label, code in _CODES.items():
+        codes[(series == label).to_numpy(dtype=bool, na_value=False)] = code
+    others = np.flatnonzero((codes == 0) & series.notna().to_numpy(dtype=bool))
+    bad = [v for v in series.iloc[others] if isinstance(v, str)]
+    if bad:
+        raise ValueError(f"winner {bad[0]!r} must be 'A', 'B' or 'TIE' (original labels)")
+    return codes
+
+
+def _preference(codes: np.ndarray, confidence: np.ndarray) -> np.ndarray:
     """Side A's preference in [0, 1] from one pass: the confidence toward the winner (1 when absent)."""
-    if not isinstance(winner, str):
-        return math.nan
-    conf = 1.0 if confidence is None or pd.isna(confidence) else float(confidence)
-    return {"A": 0.5 + conf / 2, "B": 0.5 - conf / 2}.get(winner, 0.5)
-
-
-def _labels(series: pd.Series) -> list[str | None]:
-    """Winner labels as str or None (pandas may hold a missing label as NaN or NA)."""
-    return [w if isinstance(w, str) else None for w in series]
+    conf = np.where(np.isnan(confidence), 1.0, confidence)
+    pref = np.where(codes == 1, 0.5 + conf / 2, np.where(codes == 2, 0.5 - conf / 2, 0.5))
+    return np.where(codes == 0, np.nan, pref)
 
 
 def calibrate(pairs: pd.DataFrame, gold_labels: pd.Series | None) -> pd.DataFrame:
-    """Per item and policy: the calibrated winner (None when the policy drops or cannot score it)."""
+    """Per item and policy: the calibrated winner (None when the policy drops or cannot score it).
+
+    Column by column over winner codes (the swap rule of combine_swapped_passes, vectorized): passes that
+    agree keep their winner and mean confidence, passes that disagree give TIE at 0.5, an unscored pass
+    gives None."""
     out = pd.DataFrame(index=pairs.index)
-    # plain lists, not iterrows: a row of all-missing values would turn None winners into NaN
-    wo, ws = _labels(pairs["winner_original"]), _labels(pairs["winner_swapped"])
-    co, cs = list(pairs["confidence_original"]), list(pairs["confidence_swapped"])
-    combined = [combine_swapped_passes({"winner": a, "confidence": ca}, {"winner": b, "confidence": cb})
-                for a, ca, b, cb in zip(wo, co, ws, cs, strict=True)]
-    out["tie"] = pd.Series([c["winner"] for c in combined], index=pairs.index, dtype=object)
-    out["tie_confidence"] = [c["confidence"] for c in combined]
-    out["drop"] = pd.Series([a if a is not None and a == b else None for a, b in zip(wo, ws, strict=True)],
-                            index=pairs.index, dtype=object)
-    out["first"] = pd.Series([a if f == "original" else b for a, b, f in zip(wo, ws, pairs["first_shown"], strict=True)],
-                             index=pairs.index, dtype=object)
-    pref = [(_preference(a, ca) + _preference(b, cb)) / 2 for a, ca, b, cb in zip(wo, co, ws, cs, strict=True)]
+    wo, ws = _label_codes(pairs["winner_original"]), _label_codes(pairs["winner_swapped"])
+    co = pairs["confidence_original"].to_numpy(dtype=float, na_value=np.nan)
+    cs = pairs["confidence_swapped"].to_numpy(dtype=float, na_value=np.nan)
+    both, agree = (wo > 0) & (ws > 0), wo == ws
+    out["tie"] = pd.Series(_LABELS[np.where(both, np.where(agree, wo, 3), 0)], index=pairs.index, dtype=object)
+    tie_conf = np.where(agree, (co + cs) / 2, 0.5)  # NaN where an agreeing pass has no confidence: None
+    if (both & ~np.isnan(tie_conf)).any() or not len(pairs):
+        out["tie_confidence"] = np.where(both, tie_conf, np.nan)
+    else:  # no confidence at all: the column holds None, as the per-item list of None made it
+        out["tie_confidence"] = pd.Series(np.full(len(pairs), None, dtype=object), index=pairs.index, dtype=object)
+    out["drop"] = pd.Series(_LABELS[np.where(both & agree, wo, 0)], index=pairs.index, dtype=object)
+    shown_original = (pairs["first_shown"] == "original").to_numpy(dtype=bool, na_value=False)
+    out["first"] = pd.Series(_LABELS[np.where(shown_original, wo, ws)], index=pairs.index, dtype=object)
+    pref = (_preference(wo, co) + _preference(ws, cs)) / 2
     out["average_preference_A"] = pref
-    out["average"] = pd.Series([None if math.isnan(p) else "A" if p > 0.5 else "B" if p < 0.5 else "TIE" for p in pref],
-                               index=pairs.index, dtype=object)
+    average = np.where(np.isnan(pref), 0, np.where(pref > 0.5, 1, np.where(pref < 0.5, 2, 3)))
+    out["average"] = pd.Series(_LABELS[average], index=pairs.index, dtype=object)
     if gold_labels is not None:
         out["gold"] = gold_labels.reindex(out.index.astype(str)).astype(object)
     return out
