@@ -8,7 +8,7 @@ Rows are judgment rows. The synthetic study (seeded, ``--seed``): 3 judges ("jud
 rater ("human") score every item on 4 criteria on a 1-5 scale (16 rows per item); items come 10 to a document
 (the ``doc_id`` column, the cluster of every clustered statistic). Scores share an item-level quality, so
 judges agree with the human imperfectly (Spearman ~0.6). Each judge row carries a ~300-character raw output
-(a rationale ending "Score: k") up to ``--text-max`` rows (default 10^6); above it ``raw_output`` is left
+(a rationale ending "Score: k", every one distinct) up to ``--text-max`` rows (default 10^6); above it ``raw_output`` is left
 empty and the wide file holds the scores as numbers (said in the printout). The pairwise study for the
 position probe has one judge in both orders plus a gold label per item (3 rows per item); the dry run
 estimates ``direct_score`` over ``size`` items (a prompt and a ~300-character response each).
@@ -26,7 +26,10 @@ input, which is not timed):
   the items, per criterion;
 - ``position``: ``probes.position.analyze`` on the pairwise table, 10,000 resamples;
 - ``report``: ``judgelab.report(table)`` (HTML);
-- ``estimate``: ``judgelab.estimate`` (dry run, no calls, no cache) of ``direct_score`` with gpt-4o-mini.
+- ``estimate``: ``judgelab.estimate`` (dry run, no calls, no cache) of ``direct_score`` with gpt-4o-mini, up to
+  ``--estimate-max`` items (default 10^6): it renders and counts every prompt exactly (the floor,
+  ``python -m benchmarks.bench_estimate_floor``), so above that size the printout gives the CPU time per item
+  measured at the largest size and what it would come to, marked as an extrapolation.
 
 Printed: per step and size the wall time, the CPU time of the step (every thread; on a loaded machine it
 moves less than the wall time) and peak RSS, the growth exponent of the wall time fitted (least
@@ -63,12 +66,15 @@ _WORDS = ("the summary keeps the main claim but omits a detail the source stress
 
 
 def _rationales(rng: np.random.Generator, scores: np.ndarray) -> np.ndarray:
-    """~300-character rationales ending 'Score: k', built from a few hundred distinct stems (cheap to make)."""
-    stems = np.array([" ".join(rng.choice(_WORDS, size=45)).capitalize()[:280] + "." for _ in range(256)],
+    """~300-character rationales ending 'Score: k', every one distinct (as real judge outputs are: an import
+    that parses each distinct text once gains nothing here): one of a few hundred stems, a numbered remark
+    of its own, then the score."""
+    stems = np.array([" ".join(rng.choice(_WORDS, size=45)).capitalize()[:260] + "." for _ in range(256)],
                      dtype=object)
     pick = rng.integers(0, len(stems), size=len(scores))
-    ends = np.array([f" Score: {k}" for k in range(1, 6)], dtype=object)
-    return stems[pick] + ends[scores.astype(np.int64) - 1]
+    remark = np.char.add(" See remark ", np.arange(len(scores)).astype(str)).astype(object)
+    ends = np.array([f". Score: {k}" for k in range(1, 6)], dtype=object)
+    return stems[pick] + remark + ends[scores.astype(np.int64) - 1]
 
 
 def _scores(rng: np.random.Generator, n_items: int) -> dict[str, np.ndarray]:
@@ -294,6 +300,27 @@ def _measure(step: str, size: int, args: argparse.Namespace) -> dict[str, float 
     return {"wall": times["wall"], "cpu": times["cpu"], "peak_gb": peak_gb, "load": load, "error": ""}
 
 
+def _not_run(done: dict[int, dict[str, float | str]], size: int, largest: int) -> dict[str, float | str]:
+    """A step skipped above --estimate-max: NaN times, and what its CPU time per item at the largest size
+    measured would come to (an extrapolation, printed as one)."""
+    measured = [s for s, r in done.items() if math.isfinite(float(r["cpu"]))]
+    why = f"above --estimate-max {largest:,}"
+    if measured:
+        top = max(measured)
+        per_item = float(done[top]["cpu"]) / top
+        why += (f"; at {per_item * 1e6:.0f} us CPU per item (measured at {top:,}) it would take about "
+                f"{per_item * size:,.0f} s (extrapolated, not measured)")
+    return {"wall": math.nan, "cpu": math.nan, "peak_gb": math.nan, "load": os.getloadavg()[0], "error": why}
+
+
+def _cell(r: dict[str, float | str]) -> str:
+    if str(r["error"]).startswith("above --estimate-max"):
+        return "not run (see above)"
+    if r["error"]:
+        return f"failed ({r['error']})"
+    return f"{r['wall']:.2f} s (cpu {r['cpu']:.2f} s) / {r['peak_gb']:.2f} GB"
+
+
 def growth_exponent(sizes: list[int], walls: list[float]) -> float:
     """Slope of log(wall) on log(size) over sizes >= 10^5 (NaN with fewer than two)."""
     pts = [(math.log(s), math.log(w)) for s, w in zip(sizes, walls, strict=True)
@@ -311,6 +338,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--text-max", type=int, default=1_000_000, help="largest size with raw-output text")
+    parser.add_argument("--estimate-max", type=int, default=1_000_000,
+                        help="largest size the dry run is run at (it renders and counts every prompt: see the note)")
     parser.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "judgelab_bench_scale"))
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
@@ -327,6 +356,10 @@ def main(argv: list[str] | None = None) -> None:
         prepare(size, args.seed, args.text_max, Path(args.workdir) / f"n{size}", args.steps)
         print(f"inputs for {size:,} rows ready ({time.perf_counter() - t0:.1f} s)", flush=True)
         for step in args.steps:
+            if step == "estimate" and size > args.estimate_max:
+                results[step][size] = _not_run(results[step], size, args.estimate_max)
+                print(f"  {step:<20} {size:>10,}  not run: {results[step][size]['error']}", flush=True)
+                continue
             r = results[step][size] = _measure(step, size, args)
             print(f"  {step:<20} {size:>10,}  {r['wall']:8.2f} s  cpu {r['cpu']:8.2f} s  {r['peak_gb']:6.2f} GB  "
                   f"load {r['load']:.2f}"
@@ -335,8 +368,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\n| step (wall (cpu) / peak RSS) | {head} | growth (>= 1e5) |")
     print("|---|" + "---|" * len(sizes) + "---|")
     for step in args.steps:
-        cells = [f"{results[step][s]['wall']:.2f} s (cpu {results[step][s]['cpu']:.2f} s) / "
-                 f"{results[step][s]['peak_gb']:.2f} GB" for s in sizes]
+        cells = [_cell(results[step][s]) for s in sizes]
         exp = growth_exponent(sizes, [float(results[step][s]["wall"]) for s in sizes])
         print(f"| {step} | " + " | ".join(cells) + f" | {'n/a' if math.isnan(exp) else f'n^{exp:.2f}'} |")
     print(f"\nload average now: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
