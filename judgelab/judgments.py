@@ -202,7 +202,7 @@ def make_table(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataFrame
     :class:`JudgmentsTableError` naming the column. Unknown extra columns are kept after the
     schema columns (datasets attach e.g. ``system``). :func:`validate` checks the rest.
     """
-    df = rows.copy(deep=False) if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))  # copy-on-write
+    df = _private_copy(rows) if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
     if df.empty and len(df.columns) == 0:
         return empty_table()
     for col in COLUMNS:
@@ -248,6 +248,13 @@ def _detail_to_json(value: Any) -> Any:
     return json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
 
 
+def _private_copy(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy the caller's frame never sees a write through: shallow under copy-on-write (pandas 3, where a
+    shared column is copied on its first write; at 10^7 rows a deep copy costs GBs), deep before it."""
+    cow = int(pd.__version__.split(".")[0]) >= 3 or pd.get_option("mode.copy_on_write") is True
+    return df.copy(deep=not cow)
+
+
 # the schema's dtypes as pandas dtype objects: a column already of its dtype is left as it is (no copy)
 _DTYPES: dict[str, Any] = {col: pd.api.types.pandas_dtype(dtype) for col, dtype in SCHEMA.items()}
 
@@ -287,9 +294,8 @@ def validate(df: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise JudgmentsTableError(f"judgments table is missing columns: {', '.join(missing)}")
-    # a shallow copy: columns already of their schema dtype are shared, not copied (copy-on-write keeps the
-    # caller's frame unchanged); only the columns that must change are converted
-    df = _coerce(df.copy(deep=False))
+    # columns already of their schema dtype are shared, not copied; only the columns that must change are converted
+    df = _coerce(_private_copy(df))
     for col in REQUIRED_NON_NULL:
         bad = df.index[df[col].isna()]
         if len(bad):
