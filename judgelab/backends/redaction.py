@@ -292,18 +292,31 @@ class _Redactor:
         return value if frame is None else frame
 
 
+def _holds_text(dtype: Any) -> bool:
+    """Object, string and category columns, and Arrow columns of any text kind (large_string, string_view)."""
+    import pandas as pd
+
+    if pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.StringDtype | pd.CategoricalDtype):
+        return True
+    return isinstance(dtype, pd.ArrowDtype) and not (
+        pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
+        or pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype))
+
+
 def _frame_copy(value: Any, each: Any) -> Any:
-    """A copy of a DataFrame / Series with every object or string cell redacted; None for anything else."""
+    """A copy of a DataFrame / Series with every object, string or category cell redacted; None for anything else."""
     import pandas as pd
 
     if isinstance(value, pd.Series):
-        if value.dtype == object or isinstance(value.dtype, pd.StringDtype):
-            # built with the column's own dtype, not Series.map: pandas 3 infers map's result dtype, so an
-            # all-missing string column came back as null[pyarrow] (which refuses any string: the report's
-            # fillna raised NotImplementedError) and an object column as str
-            cells = [v if v is None or v is pd.NA or isinstance(v, float) else each(v) for v in value]
-            return pd.Series(cells, index=value.index, name=value.name, dtype=value.dtype)
-        return value.copy()
+        if not _holds_text(value.dtype):
+            return value.copy()
+        # built with the column's own dtype, not Series.map: pandas 3 infers map's result dtype, so an
+        # all-missing string column came back as null[pyarrow] (which refuses any string: the report's
+        # fillna raised NotImplementedError) and an object column as str. Categories are text too:
+        # redacted, two may merge ("***"), so they are rebuilt.
+        cells = [v if v is None or v is pd.NA or isinstance(v, float) else each(v) for v in value]
+        dtype = "category" if isinstance(value.dtype, pd.CategoricalDtype) else value.dtype
+        return pd.Series(cells, index=value.index, name=value.name, dtype=dtype)
     if isinstance(value, pd.DataFrame):
         out = value.copy()
         for column in out.columns:

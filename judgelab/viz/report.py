@@ -445,7 +445,9 @@ def _redact_column(frame: pd.DataFrame, position: int) -> None:
         clean = _redact_distinct(values)
         if clean is not values:
             frame.isetitem(position, clean)
-    elif values.dtype == object:  # any Python object (a dict in detail): redact() cell by cell, as before
+    elif not (pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype)
+              or pd.api.types.is_datetime64_any_dtype(values.dtype)):
+        # any Python object (a dict in detail), categories, Arrow strings of another dtype: redact() as before
         frame.isetitem(position, redact(values))
     # numbers, booleans, timestamps: nothing to redact
 

@@ -223,3 +223,22 @@ def test_report_html_equals_the_previous_preparation(seed: int, tmp_path, monkey
     slow = judgelab.report(table, tmp_path / "slow.html", max_judgments=5).read_text(encoding="utf-8")
     assert fast == slow
     assert not any(t in fast for t in TOKENS)
+
+
+@pytest.mark.parametrize("dtype", ["category", "object", "string[pyarrow]", "large_string[pyarrow]"])
+def test_extra_columns_of_any_text_dtype_are_redacted(dtype: str) -> None:
+    """Invariant: an extra column (kept after the schema columns) holding a secret is redacted whatever its
+    text dtype (categories, objects, Arrow strings), as redact(table) redacts it; numbers stay as they are."""
+    table = _table(5, 12)
+    system = [SECRETS[i % 3] if i % 4 == 0 else f"system {i % 2}" for i in range(len(table))]
+    if dtype == "large_string[pyarrow]":
+        import pyarrow as pa
+
+        table["system"] = pd.Series(system, dtype=pd.ArrowDtype(pa.large_string()))
+    else:
+        table["system"] = pd.Series(system, dtype=dtype)
+    table["tokens"] = np.arange(len(table))
+    got, _ = _redacted_table(table, max_judgments=10_000)
+    assert not any(t in str(v) for t in TOKENS for v in got["system"])
+    assert [str(v) for v in got["system"]] == [str(v) for v in redact(table)["system"]]
+    np.testing.assert_array_equal(got["tokens"].to_numpy(), table["tokens"].to_numpy())
