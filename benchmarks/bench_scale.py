@@ -14,7 +14,8 @@ position probe has one judge in both orders plus a gold label per item (3 rows p
 estimates ``direct_score`` over ``size`` items (a prompt and a ~300-character response each).
 
 Steps (each in a fresh subprocess; peak RSS is the child's, from ``os.wait4``, and includes reading its
-input, which is not timed):
+input, which is not timed; the inputs are written by another child, since a child's peak RSS counts the memory
+of the process it was started from):
 
 - ``from_frame_parquet`` / ``from_frame_csv``: ``from_frame`` on the wide file (one row per item x criterion,
   a column per judge, the human as ``gold=``; ``parse="score"`` while the cells hold text);
@@ -342,10 +343,14 @@ def main(argv: list[str] | None = None) -> None:
                         help="largest size the dry run is run at (it renders and counts every prompt: see the note)")
     parser.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "judgelab_bench_scale"))
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--prepare", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         _child(args)
+        return
+    if args.prepare:
+        prepare(args.size, args.seed, args.text_max, Path(args.workdir) / f"n{args.size}", args.steps)
         return
     sizes = sorted({int(s) for s in args.sizes})
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
@@ -353,7 +358,11 @@ def main(argv: list[str] | None = None) -> None:
     results: dict[str, dict[int, dict[str, float | str]]] = {s: {} for s in args.steps}
     for size in sizes:
         t0 = time.perf_counter()
-        prepare(size, args.seed, args.text_max, Path(args.workdir) / f"n{size}", args.steps)
+        # the inputs are written by a child of their own: a child's peak RSS counts the memory of the process
+        # it was forked from, so the measuring process must never hold a large table
+        subprocess.run([sys.executable, "-m", "benchmarks.bench_scale", "--prepare", "--size", str(size), "--seed",
+                        str(args.seed), "--text-max", str(args.text_max), "--workdir", args.workdir,
+                        "--steps", *args.steps], check=True, cwd=Path(__file__).resolve().parents[1])
         print(f"inputs for {size:,} rows ready ({time.perf_counter() - t0:.1f} s)", flush=True)
         for step in args.steps:
             if step == "estimate" and size > args.estimate_max:
