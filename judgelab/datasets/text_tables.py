@@ -155,17 +155,22 @@ def read_delimited(path: Path, *, sep: str, missing_values: Sequence[str], error
     last = 0
     limit = csv.field_size_limit(sys.maxsize)  # a cell may be any size (the default stops at 128 KiB)
     try:
-        for record in reader:
+        for record in reader:  # the header: the first record that is not a blank line
             first_line, last = last + 1, reader.line_num
-            if not record or (header is not None and len(header) > 1 and len(record) == 1 and not record[0].strip()):
-                continue  # a blank line
-            if header is None:
+            if record:
                 header, header_line = record, first_line
-                continue
-            if len(record) != len(header):
-                ragged.append((first_line, len(record)))
-            rows.append(record)
-            lines.append(first_line)
+                break
+        width = len(header) if header is not None else 0
+        add_row, add_line = rows.append, lines.append
+        for record in reader:  # one pass per record, most of them of the header's width (ten million here)
+            first_line, last = last + 1, reader.line_num
+            fields = len(record)
+            if fields != width:
+                if not record or (width > 1 and fields == 1 and not record[0].strip()):
+                    continue  # a blank line
+                ragged.append((first_line, fields))
+            add_row(record)
+            add_line(first_line)
     except csv.Error as exc:
         raise error(f"cannot read {path.name} as {name}: the record from line {last + 1}: {exc} (an unclosed quote makes "
                     "the rest of a file one cell; a cell with a line break, a delimiter or a quote must be quoted, "
@@ -185,10 +190,11 @@ def read_delimited(path: Path, *, sep: str, missing_values: Sequence[str], error
         raise error(f"{path.name}: line {line} has {n} fields but the header (line {header_line}) has {width}"
                     f"{f' ({len(ragged)} such rows)' if len(ragged) > 1 else ''}; quote cells that hold "
                     f"{'a tab' if sep == chr(9) else 'a comma'} and give every row one cell per column")
-    missing = set(missing_values)
-    cells = [[np.nan if cell in missing else cell for cell in record] for record in rows]
-    frame = pd.DataFrame(cells, columns=header, dtype=object) if cells else pd.DataFrame(columns=header, dtype=object)
-    return frame, lines
+    if not rows:
+        return pd.DataFrame(columns=header, dtype=object), lines
+    frame = pd.DataFrame(rows, columns=header, dtype=object)
+    # a missing-value cell becomes NaN: one vectorized lookup per column instead of a Python test per cell
+    return frame.where(~frame.isin(list(set(missing_values))), np.nan), lines
 
 
 def _check_header(path: Path, header: list[str], line: int, error: ErrorClass) -> None:
