@@ -144,36 +144,51 @@ def apply_unscored(pairs: pd.DataFrame, unscored: Unscored) -> tuple[pd.DataFram
     return pairs[~missing], join_notes(f"{n} item(s) with an unscored order excluded" if n else "", absent_note)
 
 
+# what both_orders reads: the question's columns, the design columns check_design looks at, the verdicts
+_READ = frozenset({"item_id", "judge", "criterion", "side", "condition", "repeat", "status", "winner", "confidence",
+                   "score", "verdict", "turn", "rubric", "rubric_version", "run_id"})
+
+
+def _rows(mask: pd.Series) -> np.ndarray:
+    """A row filter as numpy booleans (a missing comparison keeps no row, as a nullable mask does)."""
+    return mask.to_numpy(dtype=bool, na_value=False)
+
+
 def both_orders(table: pd.DataFrame, *, criterion: str, judge: str | None, gold: str,
                 conditions: tuple[str, str], repeat: int | None = None) -> tuple[pd.DataFrame, pd.Series | None]:
     """One row per item: winner and confidence in each order (original labels; None when unscored)."""
-    rows = table[(table["criterion"] == criterion) & table["side"].isna()]
-    gold_rows = rows[rows["judge"] == gold]
+    # only the columns read below, and one row filter at the end: a chain of filtered copies of a whole
+    # ten-million-row table (text, tokens, times included) took 4 GB above the table itself
+    table = table[[c for c in table.columns if c in _READ]]
+    question = (table["criterion"] == criterion) & table["side"].isna()
+    gold_rows = table[question & (table["judge"] == gold)]
     gold_rows = gold_rows[is_scored(gold_rows)]
     conflicting = gold_rows.groupby("item_id")["winner"].nunique()
     if (conflicting > 1).any():
         raise ConfigError(f"items with conflicting gold labels: {list(conflicting[conflicting > 1].index[:5])}")
     gold_labels = gold_rows.drop_duplicates("item_id").set_index("item_id")["winner"] if len(gold_rows) else None
-    rows = rows[rows["judge"] != gold]
+    keep = _rows(question & (table["judge"] != gold))
     if judge is not None:
-        rows = rows[rows["judge"] == judge]
-    judges = sorted(distinct_text(rows["judge"]))
+        keep &= _rows(table["judge"] == judge)
+    judges = sorted(distinct_text(table["judge"][keep]))
     if len(judges) > 1:
         raise ConfigError(f"the table holds several judges {judges}; pass judge=<one of them>")
-    missing = [c for c in conditions if c not in distinct_text(rows["condition"])]
+    missing = [c for c in conditions if c not in distinct_text(table["condition"][keep])]
     if missing:
         raise ConfigError(f"the position probe needs both orders; the table has no {missing} rows for "
                           f"criterion {criterion!r}")
-    rows = rows[rows["condition"].isin(conditions)]
+    keep &= _rows(table["condition"].isin(conditions))
     if repeat is not None:
-        if "repeat" not in rows or not (rows["repeat"] == repeat).any():
+        if "repeat" not in table or not (table["repeat"][keep] == repeat).any():
             raise ConfigError(f"the table has no rows of repeat {repeat} for criterion {criterion!r}")
-        rows = rows[rows["repeat"] == repeat]
-    elif "repeat" in rows and rows["repeat"].nunique(dropna=False) > 1:
-        found = sorted(rows["repeat"].dropna().astype(int).unique())
-        raise ConfigError(f"the table has {rows['repeat'].nunique(dropna=False)} repeats ({describe_values(found)}) "
+        keep &= _rows(table["repeat"] == repeat)
+    elif "repeat" in table and table["repeat"][keep].nunique(dropna=False) > 1:
+        repeats = table["repeat"][keep]
+        found = sorted(repeats.dropna().astype(int).unique())
+        raise ConfigError(f"the table has {repeats.nunique(dropna=False)} repeats ({describe_values(found)}) "
                           f"of each order: pass repeat=<one of them> (the position probe reads one verdict per order; "
                           "probes.repeats measures repeat agreement)")
+    rows = table[keep]
     check_design(rows, rater="condition", ignore=("condition", "criterion", "side", "judge", "repeat"),
                  fix="filter the table to one before the analysis", statistic="the position probe")
     dup = rows.duplicated(["item_id", "condition"], keep=False)
