@@ -68,7 +68,7 @@ def _assert_complete_table(out: Path, n_items: int) -> None:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
-def test_killed_run_resumes_with_only_the_missing_calls(tmp_path, sig):
+def test_killed_run_resumes_with_only_the_missing_calls(tmp_path, sig, default_sigint):
     data = write_jsonl(tmp_path / "items.jsonl", direct_items(N_ITEMS))
     with FaultServer(answer=direct_score_answer, key_fn=tag_key(), delay_s=0.2) as srv:
         args = _args(srv, tmp_path, data)

@@ -22,7 +22,7 @@ from tests.support.fault_server import FaultServer, direct_score_answer, tag_key
 N_ITEMS = 60
 
 
-def test_interrupt_inside_a_running_loop_stops_issuing_calls(tmp_path):
+def test_interrupt_inside_a_running_loop_stops_issuing_calls(tmp_path, default_sigint):
     cache = tmp_path / "cache.sqlite"
     with FaultServer(answer=direct_score_answer, key_fn=tag_key(), delay_s=0.1) as srv:
 
