@@ -8,7 +8,8 @@ in chunks (bounded memory) from one ``numpy.random.Generator``, so a seed fixes 
 Clustered resampling (``cluster=``) is two-stage: draw clusters with replacement, then rows
 with replacement within each drawn cluster (``cluster_resampling="clusters_then_rows"``), or
 keep each drawn cluster whole (``"clusters"``). When clusters differ in size, resamples differ
-in length; they are evaluated in batches of equal length.
+in length; they are evaluated in batches of equal length. Clustered draws come from
+:mod:`judgelab.stats.two_stage`, in blocks each seeded in order from the caller's generator.
 
 Rank statistics are fast because resamples are never sorted: the data are coded once into dense
 ranks, and a resample's average ranks follow from per-code counts (a bincount + cumsum per row).

@@ -6,9 +6,10 @@ size fixed by the data (about ``BLOCK_ROWS`` drawn rows per block, never by the 
 own generator, seeded in block order from the caller's, so blocks can be drawn and counted on a thread pool
 and a seed gives the same resamples whatever the number of threads.
 
-Within-cluster draws are small integers when clusters are equal in size (positions ``0..size-1``, drawn as
-16-bit integers: the cheapest exact uniform draw numpy makes) and uniforms on [0, 1) otherwise (row
-``floor(u * size)`` of the drawn cluster). A table statistic's resample is the bincount of its drawn rows'
+Within-cluster draws, when clusters are equal in size, are positions ``0..size-1``: for clusters of up to 256
+rows read from the block generator's raw 64-bit words, four 16-bit draws each, kept by Lemire's
+multiply-and-reject (:func:`_accepted`), and for larger ones drawn as 16-bit (or 64-bit) integers; when
+clusters differ in size they are uniforms on [0, 1) (row ``floor(u * size)`` of the drawn cluster). A table statistic's resample is the bincount of its drawn rows'
 cells; with many draws (``KERNEL_MIN_DRAWS``) the count runs in a compiled loop (numba, compiled once per
 process), which gives the same counts as numpy's gather-and-bincount without the temporary index arrays.
 The draws themselves are the floor: one random value per drawn row per resample.
