@@ -328,12 +328,39 @@ def validate(df: pd.DataFrame) -> pd.DataFrame:
         raise JudgmentsTableError(
             f"{int(no_reason.sum())} unscored rows have no unscored_reason (first: {list(df.index[no_reason][:5])})"
         )
-    dup = df.duplicated(subset=list(KEY_COLUMNS), keep=False)
+    dup = _duplicated_keys(df, KEY_COLUMNS)
     if dup.any():
         raise JudgmentsTableError(
             f"{int(dup.sum())} rows share a key {KEY_COLUMNS} (first: {list(df.index[dup][:5])}); rows must be unique"
         )
     return df
+
+
+def _duplicated_keys(df: pd.DataFrame, columns: Iterable[str]) -> pd.Series:
+    """Rows whose values in ``columns`` equal another row's (every such row marked; NA equals NA): what
+    ``df.duplicated(subset=columns, keep=False)`` gives, in a fraction of its memory.
+
+    pandas factorizes every key column first and keeps all the codes (eight int64 arrays, 640 MB at 10^7 rows)
+    before combining them, the peak of a 10^7-row import. Here each column's codes are folded into one running
+    key and dropped; the key is renumbered densely whenever the next fold could overflow int64.
+    """
+    n = len(df)
+    key = np.zeros(n, dtype=np.int64)
+    size = 1  # the key's values are in range(size)
+    for col in columns:
+        codes, uniques = pd.factorize(df[col], use_na_sentinel=False)  # NA is a value of its own, as in duplicated
+        width = max(len(uniques), 1)
+        if size > (2**62) // width:  # key * width + codes could overflow: renumber the key 0..distinct-1 first
+            key, distinct = pd.factorize(key)
+            size = max(len(distinct), 1)
+        key = key * width + codes
+        size *= width
+        del codes
+    if size > 4 * n:  # sparse: renumber so the count below needs O(n), not O(size), memory
+        key, distinct = pd.factorize(key)
+        size = max(len(distinct), 1)
+    counts = np.bincount(key, minlength=size)
+    return pd.Series(counts[key] > 1, index=df.index)
 
 
 def save(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:

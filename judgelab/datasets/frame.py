@@ -38,7 +38,7 @@ from judgelab.datasets.frame_text import (
     count_unscored_as,
     text_reader,
 )
-from judgelab.datasets.text_tables import read_delimited, read_json_records
+from judgelab.datasets.text_tables import arrow_text, read_delimited, read_json_records
 from judgelab.judgments import MISSING, OK, PARSE_ERROR, make_table, validate
 
 __all__ = ["DEFAULT_MISSING", "DEFAULT_WINNER_VALUES", "FrameImportError", "Kind", "example_path", "from_frame",
@@ -90,15 +90,15 @@ def read_frame(path: str | os.PathLike[str], *, missing_values: Sequence[str] = 
     return _read_source(path, missing_values, text_columns)[0]
 
 
-def _read_source(path: str | os.PathLike[str], missing_values: Sequence[str],
-                 text_columns: Sequence[str]) -> tuple[pd.DataFrame, list[str] | None]:
+def _read_source(path: str | os.PathLike[str], missing_values: Sequence[str], text_columns: Sequence[str], *,
+                 arrow: bool = False) -> tuple[pd.DataFrame, list[str] | None]:
     """The frame of a file (or of every file a ``{field}`` pattern matches) and, per row, where it is
-    ("line 7"; None for Parquet)."""
+    ("line 7"; None for Parquet). ``arrow=True``: a CSV/TSV's text cells in Arrow (text_tables.arrow_text)."""
     if not Path(path).is_file() and is_pattern(str(path)):
-        frame, places = read_pattern(str(path), lambda one: _read_file(one, missing_values, text_columns))
+        frame, places = read_pattern(str(path), lambda one: _read_file(one, missing_values, text_columns, arrow))
         frame.index = pd.RangeIndex(1, len(frame) + 1)
         return frame, places
-    return _read_file(Path(path), missing_values, text_columns)
+    return _read_file(Path(path), missing_values, text_columns, arrow)
 
 
 def _json_lines(path: Path) -> bool:
@@ -111,8 +111,8 @@ def _json_lines(path: Path) -> bool:
     return False
 
 
-def _read_file(path: Path, missing_values: Sequence[str],
-               text_columns: Sequence[str]) -> tuple[pd.DataFrame, list[str] | None]:
+def _read_file(path: Path, missing_values: Sequence[str], text_columns: Sequence[str],
+               arrow: bool = False) -> tuple[pd.DataFrame, list[str] | None]:
     if not path.is_file():
         raise FrameImportError(f"no file at {path}")
     suffix = path.suffix.lower()
@@ -124,6 +124,8 @@ def _read_file(path: Path, missing_values: Sequence[str],
             frame, lines = read_delimited(path, sep="\t" if suffix in (".tsv", ".tab") else ",",
                                           missing_values=missing_values, error=FrameImportError)
             where = [f"line {n}" for n in lines]
+            if arrow:
+                frame = arrow_text(frame)
         elif suffix in (".jsonl", ".ndjson", ".json"):
             frame, numbers = read_json_records(path, text_columns=text_columns, error=FrameImportError,
                                                lines=suffix != ".json")
@@ -285,7 +287,7 @@ def from_frame(
     if isinstance(frame, str | os.PathLike):
         text_columns = [c for c in (*id_columns, judge, criterion, condition, cluster, *(candidates or ()))
                         if c is not None]
-        frame, lines = _read_source(frame, missing_values, text_columns)
+        frame, lines = _read_source(frame, missing_values, text_columns, arrow=True)
     elif not isinstance(frame, pd.DataFrame):
         raise FrameImportError(f"from_frame reads a pandas DataFrame or a file path, not {type(frame).__name__}")
     where = Where(frame, from_file=source_name is not None, lines=lines)

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judgelab.datasets.frame import FrameImportError
-from judgelab.datasets.text_tables import ErrorClass, _check_header, read_delimited
+from judgelab.datasets.text_tables import ErrorClass, _check_header, arrow_text, read_delimited
 
 _CELLS = st.one_of(st.sampled_from(["", "NA", "nan", " ", "x", "1", "2.5", "ü", "a,b", "say \"hi\"", "two\nlines",
                                     "\t", "  padded "]), st.text(max_size=6))
@@ -77,6 +77,29 @@ def test_read_delimited_equals_the_previous_reader(case: tuple[str, str], missin
     frame, lines = read_delimited(path, sep=sep, missing_values=missing, error=FrameImportError)
     pd.testing.assert_frame_equal(frame, expected[0])
     assert lines == expected[1]
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=delimited_files(), missing=st.sampled_from([("", "NA", "nan"), ()]))
+def test_arrow_text_keeps_every_cell(case: tuple[str, str], missing: tuple[str, ...],
+                                     tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Invariant (generated CSV/TSV files): in Arrow every cell is the same text (padding, quotes, line breaks,
+    unicode kept) or NaN where the file had a missing value; same columns, order, index and row count."""
+    text, sep = case
+    path = tmp_path_factory.mktemp("csv") / ("f.tsv" if sep == "\t" else "f.csv")
+    path.write_bytes(text.encode("utf-8"))
+    try:
+        frame, _ = read_delimited(path, sep=sep, missing_values=missing, error=FrameImportError)
+    except FrameImportError:
+        return
+    arrow = arrow_text(frame)
+    assert list(arrow.columns) == list(frame.columns) and arrow.index.equals(frame.index)
+    for col in frame.columns:
+        assert arrow[col].dtype == "str"
+        before, after = frame[col].tolist(), arrow[col].tolist()
+        assert [v if isinstance(v, str) else None for v in after] == [v if isinstance(v, str) else None
+                                                                      for v in before]
+        assert all(isinstance(v, str) or (isinstance(v, float) and np.isnan(v)) for v in after)
 
 
 def _previous_read_delimited(path: Path, *, sep: str, missing_values: Sequence[str], error: ErrorClass,
