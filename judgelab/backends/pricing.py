@@ -233,7 +233,7 @@ class SegmentCounter:
             return None
 
     def __call__(self, text: str) -> int:
-        if len(text) > self._max_exact or _SURROGATE.search(text):
+        if len(text) > self._max_exact or (not text.isascii() and _SURROGATE.search(text)):  # isascii: a flag
             return int(self._fallback(text))
         total = 0
         for start in range(0, len(text), self._window):
