@@ -258,3 +258,24 @@ def test_estimate_equals_the_slow_way(rubric_pairs: dict[str, tuple[Any, Any]], 
             cost += float(prompt_cost) + float(completion_cost)
         assert (got.items, got.requests, got.cached, got.estimated_prompt_tokens) == (len(item_df), len(jobs), 0, tokens)
         assert got.estimated_max_cost_usd == cost, name
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "gpt-4"])
+def test_segment_counter_on_many_prompts(rubric_pairs: dict[str, tuple[Any, Any]], model: str) -> None:
+    """Seeded fuzzer (long: ~1 min): 5,000 rendered prompts of every rubric here, with item texts drawn from a wide
+    alphabet (any printable unicode, every whitespace, "/" and newline mixes, long runs), counted by one counter
+    (its cache filling and emptying as a dry run's does) equal litellm's count function, text by text."""
+    counter, exact = _counter(model)
+    rng = random.Random(2028)
+    pool = [chr(c) for c in range(32, 127)] + ["\n"] * 12 + ["\r", "\t", "\u3000", "\u2028", "\x85", "\x1c", "é", "日",
+                                                              "🙂", "\u0301", "٣", "\n/", "\n ", " \n", "'ll", "'S"]
+    names = sorted(rubric_pairs)
+    for k in range(5000):
+        name = names[k % len(names)]
+        fast, _ = rubric_pairs[name]
+        item = {"item_id": f"i{k}", **{f: "".join(rng.choice(pool) for _ in range(rng.randrange(1, 2500)))
+                                       for f in _fields(name)}}
+        for request in fast.requests(item):
+            for message in request.messages:
+                assert counter(message["content"]) == exact(message["content"]), (name, k)
