@@ -731,6 +731,9 @@ def splice(env: TemplateSandbox, source: str, fixed: Mapping[str, Any], names: I
     in a loop, condition, macro or block), of the form ``name``, ``name.attr`` or either through ``fence`` /
     ``neutralize`` with constant arguments, and the template neither binds those names nor includes, imports or
     extends another. Then the fixed text cannot depend on the item, and every hole prints once, in order.
+    The limits hold as before: the fixed part runs here under a full budget and clock (a hostile template fails
+    here, and then at every full render), and :meth:`Splice.render` leaves to the full render any request whose
+    filter calls and output could bring the counted steps, text or work near their limits.
     """
     names = frozenset(names)
     try:
