@@ -228,10 +228,19 @@ def test_segment_counter_is_litellms_count(text: str, model: str) -> None:
     assert counter(text) == exact(text)  # again: now its parts come from the cache
 
 
-def test_segment_counter_is_used_only_where_it_is_checked() -> None:
+def test_segment_counter_is_used_only_where_it_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The counter stands in for litellm's count only for an encoding whose pre-tokenizer pattern the cut rule was
+    checked against: the same model with that pattern changed gets litellm's own function."""
+    from litellm.litellm_core_utils.token_counter import _get_count_function
+
+    exact = _get_count_function("gpt-4o-mini", None)
     assert isinstance(pricing._count_function("gpt-4o-mini"), SegmentCounter)
-    # a counter for another pattern is refused: the cut rule was checked for o200k and cl100k only
-    assert pricing._O200K != pricing._CL100K
+    other = pricing._O200K.replace("[\\r\\n/]*", "[\\r\\n]*")  # cl100k's tail of a punctuation piece
+    assert other != pricing._O200K
+    monkeypatch.setattr(pricing, "_O200K", other)
+    assert SegmentCounter.for_model("gpt-4o-mini", exact) is None
+    assert not isinstance(pricing._count_function("gpt-4o-mini"), SegmentCounter)
+    assert isinstance(pricing._count_function("gpt-4"), SegmentCounter)  # cl100k is still checked
 
 
 def _items(rng: random.Random, name: str, n: int) -> list[dict[str, Any]]:
