@@ -38,6 +38,7 @@ PROMPTING_VERSION = "1"  # bump when fencing or rendering changes (part of every
 
 _CLOSING_TAG = re.compile(r"</")
 _NEUTRALISED = "<\\/"
+_TAG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 
 
 def neutralize(value: Any) -> str:
@@ -52,10 +53,12 @@ def fence_id(text: str) -> str:
 
 def fence(value: Any, name: str) -> str:
     """Wrap untrusted text in an id-tagged block that the text itself cannot close."""
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", name):
+    if not _TAG_NAME.fullmatch(name):
         raise ValueError(f"fence name {name!r} must be a plain tag name")
-    # a conversation is escaped by its renderer already (its own closing tags must stay readable)
-    text = render_conversation(value) if looks_like_messages(value) else neutralize(value)
+    if isinstance(value, str):  # text is never a conversation: neutralised straight away (a dry run fences 2 per item)
+        text = _CLOSING_TAG.sub(_NEUTRALISED, value)
+    else:  # a conversation is escaped by its renderer already (its own closing tags must stay readable)
+        text = render_conversation(value) if looks_like_messages(value) else neutralize(value)
     marker = fence_id(text)
     return f'<{name} id="{marker}">\n{text}\n</{name} id="{marker}">'
 

@@ -71,6 +71,8 @@ class SpecRubric:
         self.default_temperature: float | None = spec.temperature
         self._env = prompting.make_environment(self.base_dir, BUILTIN_DIR)
         self._plain_base: dict[str, Any] | None = None
+        # (template field, the item's context names) -> the template rendered once with holes (sandbox.splice)
+        self._splices: dict[tuple[str, frozenset[str]], sandbox.Splice | None] = {}
         self._template_files: dict[str, str] = {}  # field -> the file its template came from
         self._templates = {"user": self._template_source("user", spec.templates.user)}
         if spec.templates.system:
@@ -201,13 +203,22 @@ class SpecRubric:
         if self._plain_base is None:  # the rubric's own values, made plain data once (sandbox.plain)
             self._plain_base = sandbox.plain(self.base_context())
         ctx = {**self._plain_base, **context}
-        system = (
-            prompting.render(self._env, self._templates["system"], ctx, where=self._template_where("system"))
-            if "system" in self._templates
-            else None
-        )
-        user = prompting.render(self._env, self._templates["user"], ctx, where=self._template_where("user"))
-        return prompting.chat_messages(system, user)
+        system = self._render("system", ctx, context) if "system" in self._templates else None
+        return prompting.chat_messages(system, self._render("user", ctx, context))
+
+    def _render(self, field: str, ctx: Mapping[str, Any], context: Mapping[str, Any]) -> str:
+        """One template rendered for ``ctx`` (``context``: the item's part of it): the rubric's text rendered once
+        with the item's outputs filled in when the template allows (sandbox.splice; the same text), else the full
+        sandboxed render."""
+        key = (field, frozenset(context))
+        if key not in self._splices:
+            assert self._plain_base is not None
+            self._splices[key] = sandbox.splice(self._env, self._templates[field], self._plain_base, key[1])
+        spliced = self._splices[key]
+        text = spliced.render(context) if spliced is not None else None
+        if text is not None:
+            return text
+        return prompting.render(self._env, self._templates[field], ctx, where=self._template_where(field))
 
     def make_request(
         self,
