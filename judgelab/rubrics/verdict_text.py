@@ -55,7 +55,7 @@ phrase ("explanation": "a score of 3 was tempting" is not a second score).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from judgelab.rubrics.base import ParseFailure
@@ -170,6 +170,73 @@ _HYPOTHETICAL = re.compile(
 _OPTION_AFTER = re.compile(r"[ \t]*[\"'”’]?[ \t]*(?:if|when|for[ \t]+(?:a[ \t]+)?ties?|means)\b")
 
 
+# ---------------------------------------------------------------- exact shortcuts (speed only)
+# A scan of the whole text by a pattern that opens with a lookbehind, a \b or an optional group tries a match at
+# every position; most replies hold few of the words a verdict needs. The shortcuts below skip such scans, or
+# try the pattern only where a match can begin, and never change a result: each one names the text a match
+# cannot do without (a *gate*: no such text, no match) or every string a match can begin with (its *starts*),
+# read off the pattern next to it. _FAST = False runs the plain scans: the reference the tests compare with
+# (tests/rubrics/test_verdict_text_fast.py), and the way to check a new pattern's gate.
+_FAST = True
+_DIGIT = re.compile(r"\d")  # \d is any Unicode digit, as in _NUM (float() reads them)
+_VERB_WORD = re.compile(  # a _VERB_PHRASE verb (either form) and the [ \t] its gap or number must open with
+    r"(?:give|giving|assign|assigning|award|awarding|rate|rating|score|scoring|grade|grading|scores|scored)[ \t]"
+)
+_AS_WORD = re.compile(r"[ \t]as[ \t]")  # the " as " of _AS_PHRASE
+# the characters from a _HYPOTHETICAL match to the window's end (\n: "$" also matches before a final newline)
+_HYPOTHETICAL_RUN = re.compile(r"[\w' \t\n-]*")
+# the characters from a _FINAL_NUMBER match to the end: the sentence end, spaces, the number, "/", parentheses
+_FINAL_NUMBER_RUN = re.compile(r"[.!?\s()\d/-]*")
+
+
+def _has_number(text: str) -> bool:
+    """Whether ``text`` holds a digit or a number word: every pattern reading a number needs one (_NUM's
+    ``num`` is digits or one of _WORDS; _FINAL_NUMBER and _LEADING_NUMBER need a digit)."""
+    return _DIGIT.search(text) is not None or any(word in text for word in _WORDS)
+
+
+def _occurrences(text: str, literal: str) -> Iterator[int]:
+    i = text.find(literal)
+    while i >= 0:
+        yield i
+        i = text.find(literal, i + 1)
+
+
+def _matches_at(pattern: re.Pattern[str], text: str, starts: Iterable[str]) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)`` for a pattern whose every match is non-empty and begins with one of the
+    literals ``starts``: ``pattern.match`` at each place one occurs, in order, from the end of the last match
+    (as finditer resumes). ``match(text, i)`` sees the text before ``i`` (lookbehinds, \b) as a scan does."""
+    places = sorted({i for literal in starts for i in _occurrences(text, literal)})
+    end = 0
+    for i in places:
+        if i >= end and (m := pattern.match(text, i)) is not None:
+            yield m
+            end = m.end()
+
+
+def _scan(pattern: re.Pattern[str], text: str, gate: bool = True,
+          starts: Iterable[str] | None = None) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)``: nothing when the caller's ``gate`` is False, else the matches at ``starts``
+    (:func:`_matches_at`) or a plain scan. With _FAST off, always the plain scan."""
+    if not _FAST:
+        return pattern.finditer(text)
+    if not gate:
+        return iter(())
+    return pattern.finditer(text) if starts is None else _matches_at(pattern, text, starts)
+
+
+def _run_start(run: re.Pattern[str], text: str) -> int:
+    """Where the longest suffix of ``text`` made of ``run``'s characters begins (read on the reversed text)."""
+    return len(text) - run.match(text[::-1]).end() if _FAST else 0
+
+
+def _hypothetical(window: str) -> bool:
+    """Whether a hypothetical or comparative lead-in closes ``window`` (:data:`_HYPOTHETICAL`). A match and
+    everything after it up to the end are _HYPOTHETICAL_RUN characters, so no match begins before the
+    window's last run of them; the character before that run is not a word character, so \b sees the same."""
+    return _HYPOTHETICAL.search(window, _run_start(_HYPOTHETICAL_RUN, window)) is not None
+
+
 def _number(token: str) -> float:
     return float(_WORDS.get(token, token))
 
@@ -188,9 +255,11 @@ def _labelled(labels: Sequence[str]) -> re.Pattern[str] | None:
                       rf"{_BRACKETED}")
 
 
-def _clean(text: str) -> tuple[str, list[int]]:
+def _clean(text: str) -> tuple[str, Sequence[int]]:
     """The text without markdown marks (:data:`_STRIP`), and for each of its characters the position it
     had in ``text`` (plus one past the end); lowercase keeps the length (so positions stay valid)."""
+    if _FAST and "*" not in text and "__" not in text and "`" not in text and "#" not in text:
+        return text, range(len(text) + 1)  # every _STRIP alternative needs one of these: nothing to strip
     pieces: list[str] = []
     origin: list[int] = []
     pos = 0
@@ -251,7 +320,7 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
         starts = {m.start()}
         if "num" in m.re.groupindex and m.group("num"):
             starts.add(m.start("num"))
-        if tier < 3 and any(_HYPOTHETICAL.search(lowered[max(0, s - 60) : s]) for s in starts):
+        if tier < 3 and any(_hypothetical(lowered[max(0, s - 60) : s]) for s in starts):
             set_aside.append((m.start(), m.end()))
             return
         v = _number(m.group("num")) if value is None else value
@@ -261,48 +330,59 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
         formal = rule in ("[[N]]", "[RESULT] N") or "[[" in m.group(0)
         found.append(ScoreCandidate(m.start(), m.end(), v, d, tier, final, rule, span, formal=formal))
 
-    for m in _LABEL_PHRASE.finditer(lowered):
+    # the gates and starts of each scan, read off its pattern (see _scan); no number, no numeric mark
+    number = _has_number(lowered)
+    for m in _scan(_LABEL_PHRASE, lowered, number, ("final", "overall", "total", "score", "rating", "grade",
+                                                    "verdict")):  # the optional final word, else the noun
         add(m, 1, "score phrase", final=bool(m.group("final")))
-    for pattern in (_VERB_PHRASE, _AS_PHRASE):
-        for m in pattern.finditer(lowered):
-            add(m, 1, "score phrase")
-    for m in _DOUBLE_BRACKET.finditer(lowered):
+    for m in _scan(_VERB_PHRASE, lowered, number and _VERB_WORD.search(lowered) is not None):
+        add(m, 1, "score phrase")
+    as_phrase = number and _AS_WORD.search(lowered) is not None
+    for m in _scan(_AS_PHRASE, lowered, as_phrase, ("score", "rate", "grade", "rank")):
+        add(m, 1, "score phrase")
+    for m in _scan(_DOUBLE_BRACKET, lowered, number and "[[" in lowered):
         if not _OPTION_AFTER.match(lowered, m.end()):
             add(m, 1, "[[N]]")
-    for m in _RESULT.finditer(lowered):
+    for m in _scan(_RESULT, lowered, number and "[result]" in lowered):
         add(m, 1, "[RESULT] N", final=True)
     pattern = _labelled(labels)
     if pattern is not None:
-        for m in pattern.finditer(lowered):
+        names = [label.strip().lower() for label in labels if label and label.strip()]  # as _labelled escapes them
+        for m in _scan(pattern, lowered, number, names):
             add(m, 1, "labelled score")
-    for m in _FRACTION.finditer(lowered):
+    for m in _scan(_FRACTION, lowered, number and ("/" in lowered or "out" in lowered)):  # the required _DEN
         add(m, 2, "N/D mark")
-    for m in _STARS_WORD.finditer(lowered):
+    for m in _scan(_STARS_WORD, lowered, number and "star" in lowered):
         add(m, 2, "N stars")
-    for m in _STAR_GLYPHS.finditer(lowered):
+    for m in _scan(_STAR_GLYPHS, lowered, "★" in lowered):
         filled, empty = len(m.group("filled")), len(m.group("empty"))
         add(m, 2, "star glyphs", value=float(filled), denominator=float(filled + empty) if empty else None)
-    for pattern in (_A_N, _PERFECT_NOUN_N):
-        for m in pattern.finditer(lowered):
-            add(m, 2, "'a N' idiom")
-    parenthesized = list(_PARENTHESIZED.finditer(lowered))
+    for m in _scan(_A_N, lowered, number, ("a ", "a\t", "an ", "an\t")):  # "a"/"an" and the [ \t] after it
+        add(m, 2, "'a N' idiom")
+    for m in _scan(_PERFECT_NOUN_N, lowered, number and "perfect" in lowered and "," in lowered):
+        add(m, 2, "'a N' idiom")
+    parenthesized = list(_scan(_PARENTHESIZED, lowered, number and "(" in lowered and ")" in lowered))
     if len(parenthesized) == 1:  # several are an enumeration "(1) ... (2) ...", not a verdict
         add(parenthesized[0], 2, "(N) after a word")
-    m = _FINAL_NUMBER.search(lowered.rstrip())
-    if m:
-        add(m, 3, "final number")
-    m = _LEADING_NUMBER.match(lowered)
-    if m:
-        add(m, 3, "leading number")
+    if number:
+        tail = lowered.rstrip()  # a match and all after it are _FINAL_NUMBER_RUN characters: none begins before
+        m = _FINAL_NUMBER.search(tail, _run_start(_FINAL_NUMBER_RUN, tail))
+        if m:
+            add(m, 3, "final number")
+        m = _LEADING_NUMBER.match(lowered)
+        if m:
+            add(m, 3, "leading number")
     kept = [c for c in found if not any(s <= c.start and c.end <= e for s, e in set_aside)]
     items = [m.start() for m in _LIST_ITEM.finditer(lowered)]
-    kept = [replace(c, in_list=_in_list_item(lowered, c.start, items)) for c in kept]
+    kept = [replace(c, in_list=True) if _in_list_item(lowered, c.start, items) else c for c in kept]
     located = []
     object_spans = [(o.start, o.end) for o in objects]
     for c in _strongest_per_number(kept):  # to the answer's positions; phrases inside JSON text never count
         start, end = origin[c.start], origin[max(c.start, c.end - 1)] + 1
         if not _inside(start, end, object_spans):
-            located.append(replace(c, start=start, end=end, quoted=_inside(start, end, quoted)))
+            inside = _inside(start, end, quoted)
+            located.append(c if (start, end, inside) == (c.start, c.end, False)
+                           else replace(c, start=start, end=end, quoted=inside))
     keys = SCORE_KEYS | {label.strip().lower() for label in labels if label and label.strip()}
     for obj in objects:
         for key, value in obj.value.items():
