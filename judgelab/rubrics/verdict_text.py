@@ -182,7 +182,8 @@ _DIGIT = re.compile(r"\d")  # \d is any Unicode digit, as in _NUM (float() reads
 _VERB_WORD = re.compile(  # a _VERB_PHRASE verb (either form) and the [ \t] its gap or number must open with
     r"(?:give|giving|assign|assigning|award|awarding|rate|rating|score|scoring|grade|grading|scores|scored)[ \t]"
 )
-_AS_WORD = re.compile(r"[ \t]as[ \t]")  # the " as " of _AS_PHRASE
+_VERB_STEMS = ("giv", "assign", "award", "rat", "scor", "grad")  # every _VERB_WORD word begins with one of them
+_AS_WORDS = (" as ", " as\t", "\tas ", "\tas\t")  # the [ \t]as[ \t] of _AS_PHRASE
 # the characters from a _HYPOTHETICAL match to the window's end (\n: "$" also matches before a final newline)
 _HYPOTHETICAL_RUN = re.compile(r"[\w' \t\n-]*")
 # the characters from a _FINAL_NUMBER match to the end: the sentence end, spaces, the number, "/", parentheses
@@ -192,7 +193,25 @@ _FINAL_NUMBER_RUN = re.compile(r"[.!?\s()\d/-]*")
 def _has_number(text: str) -> bool:
     """Whether ``text`` holds a digit or a number word: every pattern reading a number needs one (_NUM's
     ``num`` is digits or one of _WORDS; _FINAL_NUMBER and _LEADING_NUMBER need a digit)."""
-    return _DIGIT.search(text) is not None or any(word in text for word in _WORDS)
+    if text.isascii():  # its only digits are 0-9, and ten substring searches beat a character-by-character \d scan
+        digit = any(d in text for d in "0123456789")
+    else:
+        digit = _DIGIT.search(text) is not None
+    return digit or any(word in text for word in _WORDS)
+
+
+def _has_verb(text: str) -> bool:
+    """Whether a _VERB_WORD (a verb of _VERB_PHRASE followed by [ \t]) occurs: tried where a stem occurs."""
+    return any(_VERB_WORD.match(text, i) for stem in _VERB_STEMS for i in _occurrences(text, stem))
+
+
+def _list_items(text: str) -> list[int]:
+    """Where the _LIST_ITEM matches begin. With _FAST, tried only where ``^`` can match (multiline: the start
+    and after each newline); a match stays on its line, so one line's match never hides the next line's."""
+    if not _FAST:
+        return [m.start() for m in _LIST_ITEM.finditer(text)]
+    starts = (0, *(i + 1 for i in _occurrences(text, "\n")))
+    return [i for i in starts if _LIST_ITEM.match(text, i)]
 
 
 def _occurrences(text: str, literal: str) -> Iterator[int]:
@@ -315,12 +334,19 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
     found: list[ScoreCandidate] = []
     set_aside: list[tuple[int, int]] = []
 
+    lead_ins: dict[int, bool] = {}  # position -> whether a hypothetical lead-in ends there (several marks share one)
+
+    def hypothetical(s: int) -> bool:
+        if s not in lead_ins:
+            lead_ins[s] = _hypothetical(lowered[max(0, s - 60) : s])
+        return lead_ins[s]
+
     def add(m: re.Match[str], tier: int, rule: str, final: bool = False, value: float | None = None,
             denominator: float | None = None) -> None:
         starts = {m.start()}
         if "num" in m.re.groupindex and m.group("num"):
             starts.add(m.start("num"))
-        if tier < 3 and any(_hypothetical(lowered[max(0, s - 60) : s]) for s in starts):
+        if tier < 3 and any(hypothetical(s) for s in starts):
             set_aside.append((m.start(), m.end()))
             return
         v = _number(m.group("num")) if value is None else value
@@ -335,9 +361,9 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
     for m in _scan(_LABEL_PHRASE, lowered, number, ("final", "overall", "total", "score", "rating", "grade",
                                                     "verdict")):  # the optional final word, else the noun
         add(m, 1, "score phrase", final=bool(m.group("final")))
-    for m in _scan(_VERB_PHRASE, lowered, number and _VERB_WORD.search(lowered) is not None):
+    for m in _scan(_VERB_PHRASE, lowered, number and _has_verb(lowered)):
         add(m, 1, "score phrase")
-    as_phrase = number and _AS_WORD.search(lowered) is not None
+    as_phrase = number and any(word in lowered for word in _AS_WORDS)
     for m in _scan(_AS_PHRASE, lowered, as_phrase, ("score", "rate", "grade", "rank")):
         add(m, 1, "score phrase")
     for m in _scan(_DOUBLE_BRACKET, lowered, number and "[[" in lowered):
@@ -373,7 +399,7 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
         if m:
             add(m, 3, "leading number")
     kept = [c for c in found if not any(s <= c.start and c.end <= e for s, e in set_aside)]
-    items = [m.start() for m in _LIST_ITEM.finditer(lowered)]
+    items = _list_items(lowered)
     kept = [replace(c, in_list=True) if _in_list_item(lowered, c.start, items) else c for c in kept]
     located = []
     object_spans = [(o.start, o.end) for o in objects]
@@ -489,6 +515,18 @@ _LEADING = re.compile(rf"^\s*(?:{_LABEL}|\(?(?P<l3>[ab])\)?)(?=\s*(?:[.:,!)\n]|$
 # alone on its line ("1\n\nReason: ..."; never "1." or "1)", which open numbered lists)
 _LEADING_TIE = re.compile(r"^\s*(?:it\s+is\s+a\s+|it's\s+a\s+|a\s+)?(?:tie|draw)(?=[ \t]*(?:[.:!\n]|$))")
 _LEADING_DIGIT = re.compile(r"^\s*(?P<l4>[12])(?=[ \t]*(?:\n|$))")
+# where each of _WINNER_PHRASES can begin (see _scan; None: anywhere), and the words one of which it cannot match
+# without (None: no such word).
+# _LABEL begins with a _SIDE word or "(a)"/"(b)"; "preferred" and "preferable" both hold "prefer".
+_SIDE_STARTS = ("output", "assistant", "response", "answer", "model", "summary", "candidate", "option", "system", "(")
+_WINNER_SHORTCUTS: tuple[tuple[tuple[str, ...] | None, tuple[str, ...] | None], ...] = (
+    (_SIDE_STARTS, ("better", "superior", "stronger", "prefer", "winner", "best")),
+    (("winner", "verdict", "choice", "preferred", "better", "answer"), None),
+    (("winner", "verdict", "choice", "better"), None),
+    (("a ", "a\t", "b ", "b\t"), ("better", "superior", "preferred", "winner")),  # [ab][ \t]+
+    (None, ("choose", "prefer", "pick", "select")),
+    (_SIDE_STARTS, ("wins",)),
+)
 
 
 def _side(m: re.Match[str]) -> str:
@@ -538,14 +576,15 @@ def winner_candidates(raw: str) -> list[WinnerCandidate]:
         if not _inside(a, b, object_spans):
             found.append(WinnerCandidate(a, value, tier, rule, text.strip(), _inside(a, b, quoted), tier == 1))
 
-    for m in _BRACKET_VERDICT.finditer(lowered):
+    for m in _scan(_BRACKET_VERDICT, lowered, "[[" in lowered):
         if not _OPTION_AFTER.match(lowered, m.end()):
             add(m.start(), m.end(), _bracket_winner(m.group("v")), 1, "[[verdict]]", m.group(0))
-    for pattern in _WINNER_PHRASES:
-        for m in pattern.finditer(lowered):
-            if not _HYPOTHETICAL.search(lowered[max(0, m.start() - 60) : m.start()]):
+    for pattern, (starts, needs) in zip(_WINNER_PHRASES, _WINNER_SHORTCUTS, strict=True):
+        for m in _scan(pattern, lowered, needs is None or any(word in lowered for word in needs), starts):
+            if not _hypothetical(lowered[max(0, m.start() - 60) : m.start()]):
                 add(m.start(), m.end(), _side(m), 2, "winner phrase", m.group(0))
-    for m in _WINNER_TIE.finditer(lowered):
+    tie = "tie" in lowered or "draw" in lowered
+    for m in _scan(_WINNER_TIE, lowered, tie, ("winner", "verdict", "choice")):
         add(m.start(), m.end(), "TIE", 2, "winner phrase", m.group(0))
     m = _LEADING.match(lowered) or _LEADING_DIGIT.match(lowered)
     if m:
@@ -602,8 +641,10 @@ def read_label(raw: str, labels: Sequence[str]) -> TextVerdict:
     quoted = quoted_regions(text)
     marks: list[Mark] = []
     phrase = re.compile(rf"\b{_LABEL_NOUN}\b[ \t]*(?:is|:|=|-)?[ \t]*[\"'(\[]?[ \t]*{word}")
-    for m in phrase.finditer(lowered):
-        if _HYPOTHETICAL.search(lowered[max(0, m.start() - 60) : m.start()]):
+    nouns = ("final", "label", "answer", "verdict", "judg", "decision", "classification", "category", "rating",
+             "result")  # where the phrase can begin: the optional "final", else a _LABEL_NOUN
+    for m in _scan(phrase, lowered, True, nouns):
+        if _hypothetical(lowered[max(0, m.start() - 60) : m.start()]):
             continue
         start = origin[m.start()]
         marks.append(Mark(by_text[m.group("label")], start, m.group(0), 1, True,

@@ -26,7 +26,7 @@ from judgelab.rubrics.parse_text import parse_label, parse_score, parse_winner
 
 Pick = Callable[[Sequence[str]], str]
 
-_NUMBERS = ("1", "2", "3", "4", "5", "7", "10", "0", "-1", "3.5", "4.0", "0.5", "12", "87", "٣", "one", "two",
+_NUMBERS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "0", "-1", "3.5", "4.0", "0.5", "12", "87", "٣", "one", "two",
             "three", "four", "five", "ten", "zero", "seven")
 _NOUNS = ("score", "rating", "grade", "verdict", "Score", "RATING", "Final score", "overall rating",
           "total grade", "final coherence score", "Overall Verdict", "scorer", "scores")
@@ -34,7 +34,7 @@ _LINKS = (":", ": ", " = ", " - ", " is ", " of ", " would be ", " ", "", " (out
           ":\t", " should be an ")
 _VERBS = ("give", "giving", "assign", "award", "awarding", "rate", "rating", "score", "scoring", "grade",
           "grading", "it scores", "this scored", "the summary therefore scores", "which thus scored", "and scores",
-          "Kane scored", "has scored", "I'd rate", "I would give it")
+          "Kane scored", "has scored", "I'd rate", "I would give it", "assigning", "gives", "rated", "grades")
 _GAPS = ("", " it", " this response", " the answer a", " a", " an", " a solid", " for", " only", " it a score of",
          " it a rating of", " the text a grade")
 _CLOSERS = ("", ".", ",", " because", " for clarity", " overall", " points", " stars", " out of 5", "/5", " (",
@@ -52,6 +52,7 @@ _JUNK_WORDS = ("the", "summary", "keeps", "a", "an", "as", "is", "main", "claim"
                "judgment", "decision", "v2.5", "1-5", "3 to 5", "87th", "3-1", "1–5", "2x", "ß", "İ", "Σ",
                "é", "—", "…", "ﬁ", "\u0130", "🙂", "x_y", "__init__", "*", "#", "`", "{", "}", "[", "]", "(", ")",
                '"', "'", "“", "”", ">", "/", ":", ";", "!", "?", ".", ",", "-", "\t", "\n", "\n\n", "  ")
+_AS_LINKS = (" as ", " as", "\tas ", " as\t", "\tas\t", " AS ")
 _SEPARATORS = (" ", " ", "\n", ". ", "\n\n", ", ", "", "; ", " - ", "\n* ", "\n1. ", "\n- ", "\n> ", "\n# ")
 
 
@@ -71,8 +72,9 @@ def _fragment(pick: Pick) -> str:
     elif kind == "verb":
         body = f"{pick(_VERBS)}{pick(_GAPS)} {pick(('', 'score ', 'rating ', 'of '))}{n}{pick(_DENS)}{pick(_CLOSERS)}"
     elif kind == "as":
-        body = f"I {pick(('score', 'rate', 'grade', 'rank', 'Rate'))} {pick(('this', 'the answer overall', 'it'))} as " \
-               f"{pick(('', 'a ', 'an '))}{n}{pick(_DENS)}{pick(_CLOSERS)}"
+        body = f"I {pick(('score', 'rate', 'grade', 'rank', 'Rate'))} {pick(('this', 'the answer overall', 'it'))}" \
+               f"{pick(_AS_LINKS)}{pick(('', 'a ', 'an '))}{n}{pick(_DENS)}" \
+               f"{pick(_CLOSERS)}"
     elif kind == "token":
         body = pick((f"[[{n}]]", f"[[ {n} ]]", f"[RESULT] {n}", f"[result]: {n}", f"[[{n}]] if the reply is good",
                      f"[[{n}]] means excellent", "[[A]]", "[[B]]", "[[C]]", "[[A>>B]]", "[[B>A]]", "[[A=B]]",
@@ -83,7 +85,7 @@ def _fragment(pick: Pick) -> str:
         body = pick((f"{n} stars", f"{n}-star", f"{n} / 5 stars", "★★★☆☆", "★★★★★", "★☆", f"{n} star rating"))
     elif kind == "idiom":
         body = pick((f"a {n}{pick(_CLOSERS)}", f"a perfect {n} in terms of coherence", f"an {n}, perfect",
-                     f"a solid {n} because", f"perfect relevance, {n}.", f"is a {n} since", f"irrelevant ({n}).",
+                     f"a solid {n} because", f"perfect relevance, {n}.", f"perfect fluency,{n}", f"is a {n} since", f"irrelevant ({n}).",
                      f"good ({n}/5)", f"a strong {n} overall", f"a {n} for fluency"))
     elif kind == "json":
         key = pick(("score", "rating", "grade", "final_score", "coherence", "winner", "Score", "label", "other"))
@@ -106,13 +108,17 @@ def _fragment(pick: Pick) -> str:
                      f"<THINK>maybe {n}</THINK>"))
     elif kind == "label":
         body = pick((f"{pick(_LABELS)}", f"Label: {pick(_LABELS)}", f"Verdict - {pick(_LABELS)}",
-                     f"My answer is {pick(_LABELS)}", f"final decision: {pick(_LABELS)}", f"({pick(_LABELS)})",
+                     f"My answer is {pick(_LABELS)}", f"final decision: {pick(_LABELS)}", f"Judgement: {pick(_LABELS)}",
+                     f"classification = {pick(_LABELS)}", f"Category - {pick(_LABELS)}", f"result: {pick(_LABELS)}", f"({pick(_LABELS)})",
                      f"{pick(_LABELS)}: {n}", f"Coherence (1-5): {n}", f"relevance = {n}"))
     elif kind == "winner":
         side = pick(("A", "B", "(a)", "(b)", "1", "2"))
         body = pick((f"Output {side} is better", f"Assistant {side} is clearly the winner", f"Winner: {side}",
                      f"I prefer Response {side}", f"{side} is better", f"Model {side} wins", "Tie", "it is a tie",
                      f"verdict is {side}", f"the better answer is {side}", f"neither Output {side} nor",
+                     f"Output {side} is the best", f"Preferred response: {side}", f"preferred: Output {side}", f"{side}\tis better",
+                     f"I select Output {side}", f"I pick {side}", f"Response {side} is stronger",
+                     f"preferable: {side}", f"candidate {side} is preferable",
                      f"I would choose system {side}", "winner: draw", f"Answer: {side}", f"{side}\n\nbecause"))
     elif kind == "final":
         body = pick((f"{n}", f"{n}.", f"({n})", f"{n}/5", f"{n}\n\nThe reply is fine.", f"{n} !", f"-{n}"))
@@ -155,11 +161,10 @@ _LABEL_CHOICES = (["yes", "no"], ["relevant", "not relevant"], ["A", "B", "tie"]
 def _results(text: str) -> list[Any]:
     """Everything the readers derive from ``text``: the candidates and the Parsed of every reader."""
     out: list[Any] = []
-    for labels in _LABEL_SETS:
+    for i, labels in enumerate(_LABEL_SETS):
         out.append(_outcome(lambda labels=labels: verdict_text.score_candidates(text, labels or ())))
-        for scale in _SCALES[:2] if labels else _SCALES:
-            out.append(parse_score(text, scale, labels))
-            out.append(parse_score(text, scale, labels, decimals=False))
+        out.append(parse_score(text, _SCALES[i], labels))
+        out.append(parse_score(text, _SCALES[-1 - i], labels, decimals=False))
     out.append(_outcome(lambda: verdict_text.winner_candidates(text)))
     out.append(parse_winner(text))
     out.extend(parse_label(text, labels) for labels in _LABEL_CHOICES)
@@ -214,6 +219,15 @@ def _fuzz(count: int, seed: int) -> int:
             text = "".join(chars)
         _assert_same(text)
     return count
+
+
+def test_fast_readers_equal_the_plain_scans_on_each_construct_alone() -> None:
+    """Invariant: the same equality on 3,000 seeded replies of one construct each (with or without a lead-in
+    and surrounding text), where no other mark can stand in for one a wrong shortcut drops."""
+    rng = random.Random(7)
+    for _ in range(3_000):
+        text = _fragment(rng.choice)
+        _assert_same(rng.choice(("", "The reply is fine. ", "ok\n")) + text + rng.choice(("", ".", "\n", " because")))
 
 
 def test_fast_readers_equal_the_plain_scans_on_a_seeded_fuzz() -> None:
