@@ -26,6 +26,10 @@ __all__ = ["THINKING_ONLY", "JsonObject", "Reply", "answer_text", "json_objects"
            "split_thinking", "strip_code_fences"]
 
 THINKING_ONLY = "thinking only"
+# _FAST = False turns off the shortcuts that skip work on a reply without the mark it looks for (a tag's "<", a
+# brace, a quote, a fence, a > line): the reference the fast path is tested against
+# (tests/rubrics/test_verdict_text_fast.py)
+_FAST = True
 _THINK_TAG = re.compile(r"<(/?)(think|thinking)>", re.IGNORECASE)
 
 
@@ -46,6 +50,8 @@ class Reply:
 def split_thinking(raw: str | None) -> Reply:
     """Separate ``<think>``/``<thinking>`` reasoning from the answer (nothing is lost: answer + thinking)."""
     text = raw or ""
+    if _FAST and "<" not in text:
+        return Reply(text.strip(), "", "none")  # every tag opens with "<": no tag, all answer (as the loop gives)
     answer, thinking = [], []
     state: Literal["none", "closed", "unclosed", "close_only"] = "none"
     pos, inside = 0, False
@@ -81,9 +87,6 @@ def answer_text(raw: str | None) -> str:
     raise ParseFailure("empty output")
 
 
-# _FAST = False turns off the shortcuts that skip work on a reply without the mark it looks for (braces, quotes,
-# fences, > lines): the reference the fast path is tested against (tests/rubrics/test_verdict_text_fast.py)
-_FAST = True
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?|```")
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 

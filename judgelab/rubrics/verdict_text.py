@@ -54,8 +54,9 @@ phrase ("explanation": "a score of 3 was tempting" is not a second score).
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from judgelab.rubrics.base import ParseFailure
@@ -214,33 +215,38 @@ def _list_items(text: str) -> list[int]:
     return [i for i in starts if _LIST_ITEM.match(text, i)]
 
 
-def _occurrences(text: str, literal: str) -> Iterator[int]:
+def _occurrences(text: str, literal: str) -> list[int]:
+    places = []
     i = text.find(literal)
     while i >= 0:
-        yield i
+        places.append(i)
         i = text.find(literal, i + 1)
+    return places
 
 
-def _matches_at(pattern: re.Pattern[str], text: str, starts: Iterable[str]) -> Iterator[re.Match[str]]:
+def _matches_at(pattern: re.Pattern[str], text: str, starts: Iterable[str]) -> list[re.Match[str]]:
     """``pattern.finditer(text)`` for a pattern whose every match is non-empty and begins with one of the
     literals ``starts``: ``pattern.match`` at each place one occurs, in order, from the end of the last match
-    (as finditer resumes). ``match(text, i)`` sees the text before ``i`` (lookbehinds, \b) as a scan does."""
-    places = sorted({i for literal in starts for i in _occurrences(text, literal)})
+    (as finditer resumes). ``match(text, i)`` sees the text before ``i`` (lookbehinds, \\b) as a scan does."""
+    places = [i for literal in starts for i in _occurrences(text, literal)]
+    places.sort()  # a place found twice fails twice, or lies before the end of the match made there
+    found: list[re.Match[str]] = []
     end = 0
     for i in places:
         if i >= end and (m := pattern.match(text, i)) is not None:
-            yield m
+            found.append(m)
             end = m.end()
+    return found
 
 
 def _scan(pattern: re.Pattern[str], text: str, gate: bool = True,
-          starts: Iterable[str] | None = None) -> Iterator[re.Match[str]]:
+          starts: Iterable[str] | None = None) -> Iterable[re.Match[str]]:
     """``pattern.finditer(text)``: nothing when the caller's ``gate`` is False, else the matches at ``starts``
     (:func:`_matches_at`) or a plain scan. With _FAST off, always the plain scan."""
     if not _FAST:
         return pattern.finditer(text)
     if not gate:
-        return iter(())
+        return ()
     return pattern.finditer(text) if starts is None else _matches_at(pattern, text, starts)
 
 
@@ -272,6 +278,22 @@ def _labelled(labels: Sequence[str]) -> re.Pattern[str] | None:
         return None
     return re.compile(rf"\b(?:{'|'.join(names)})\b[ \t]*(?:\([^()\n]{{0,20}}\)[ \t]*)?(?:[:=]|-(?!\d))[ \t]*"
                       rf"{_BRACKETED}")
+
+
+def _labelled_names(labels: Sequence[str]) -> tuple[re.Pattern[str] | None, list[str]]:
+    """:func:`_labelled` and the names it matches (where its matches begin); with _FAST, kept per tuple of labels
+    (building the pattern and looking it up in re's cache cost more than a short reply's scans)."""
+    if _FAST:
+        try:
+            return _labelled_names_kept(tuple(labels))
+        except TypeError:  # an unhashable label: the plain call raises or answers as before
+            pass
+    return _labelled(labels), [label.strip().lower() for label in labels if label and label.strip()]
+
+
+@functools.lru_cache(maxsize=64)
+def _labelled_names_kept(labels: tuple[str, ...]) -> tuple[re.Pattern[str] | None, list[str]]:
+    return _labelled(labels), [label.strip().lower() for label in labels if label and label.strip()]
 
 
 def _clean(text: str) -> tuple[str, Sequence[int]]:
@@ -371,9 +393,8 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
             add(m, 1, "[[N]]")
     for m in _scan(_RESULT, lowered, number and "[result]" in lowered):
         add(m, 1, "[RESULT] N", final=True)
-    pattern = _labelled(labels)
+    pattern, names = _labelled_names(labels)
     if pattern is not None:
-        names = [label.strip().lower() for label in labels if label and label.strip()]  # as _labelled escapes them
         for m in _scan(pattern, lowered, number, names):
             add(m, 1, "labelled score")
     for m in _scan(_FRACTION, lowered, number and ("/" in lowered or "out" in lowered)):  # the required _DEN
