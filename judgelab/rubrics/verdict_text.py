@@ -258,7 +258,7 @@ def _run_start(run: re.Pattern[str], text: str) -> int:
 def _hypothetical(window: str) -> bool:
     """Whether a hypothetical or comparative lead-in closes ``window`` (:data:`_HYPOTHETICAL`). A match and
     everything after it up to the end are _HYPOTHETICAL_RUN characters, so no match begins before the
-    window's last run of them; the character before that run is not a word character, so \b sees the same."""
+    window's last run of them; the character before that run is not a word character, so \\b sees the same."""
     return _HYPOTHETICAL.search(window, _run_start(_HYPOTHETICAL_RUN, window)) is not None
 
 
