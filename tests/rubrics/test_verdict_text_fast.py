@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 from judgelab.rubrics import reply_text, verdict_text
 from judgelab.rubrics.base import ParseFailure
 from judgelab.rubrics.parse_text import parse_label, parse_score, parse_winner
+from tests.rubrics.parse_corpus.corpus import records
 
 Pick = Callable[[Sequence[str]], str]
 
@@ -240,6 +242,16 @@ def test_fast_readers_equal_the_plain_scans_on_a_seeded_fuzz() -> None:
 def test_fast_readers_equal_the_plain_scans_on_a_long_seeded_fuzz() -> None:
     """Invariant: the same equality on 200,000 seeded random replies (several minutes; pytest --long)."""
     assert _fuzz(200_000, seed=2028) == 200_000
+
+
+@pytest.mark.long
+def test_fast_readers_equal_the_plain_scans_on_the_parse_corpus(data_dir: Path) -> None:
+    """Invariant: the same equality on every distinct real judge reply of the parse corpus (LLMBar, LLM_summeval,
+    OpenQA-eval: 25,045 replies, a few minutes; pytest --long)."""
+    texts = sorted({r.text for r in records(data_dir)})
+    assert len(texts) > 20_000
+    for text in texts:
+        _assert_same(text)
 
 
 def test_the_reference_switch_reaches_the_plain_scans() -> None:
