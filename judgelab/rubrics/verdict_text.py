@@ -321,7 +321,7 @@ def _lower(text: str) -> str:
 
 
 def _inside(start: int, end: int, spans: Sequence[tuple[int, int]]) -> bool:
-    return any(s <= start and end <= e for s, e in spans)
+    return bool(spans) and any(s <= start and end <= e for s, e in spans)  # (no spans: no generator to set up)
 
 
 def _json_number(value: object) -> float | None:
@@ -419,9 +419,10 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
         m = _LEADING_NUMBER.match(lowered)
         if m:
             add(m, 3, "leading number")
-    kept = [c for c in found if not any(s <= c.start and c.end <= e for s, e in set_aside)]
+    kept = [c for c in found if not _inside(c.start, c.end, set_aside)]
     items = _list_items(lowered)
-    kept = [replace(c, in_list=True) if _in_list_item(lowered, c.start, items) else c for c in kept]
+    if items:
+        kept = [replace(c, in_list=True) if _in_list_item(lowered, c.start, items) else c for c in kept]
     located = []
     object_spans = [(o.start, o.end) for o in objects]
     for c in _strongest_per_number(kept):  # to the answer's positions; phrases inside JSON text never count
@@ -430,7 +431,8 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
             inside = _inside(start, end, quoted)
             located.append(c if (start, end, inside) == (c.start, c.end, False)
                            else replace(c, start=start, end=end, quoted=inside))
-    keys = SCORE_KEYS | {label.strip().lower() for label in labels if label and label.strip()}
+    # (only with objects to read: _labelled_names made the same calls on the labels above, so nothing raises here)
+    keys = SCORE_KEYS | {label.strip().lower() for label in labels if label and label.strip()} if objects else set()
     for obj in objects:
         for key, value in obj.value.items():
             number = _json_number(value)
