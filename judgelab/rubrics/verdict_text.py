@@ -202,7 +202,7 @@ def _has_number(text: str) -> bool:
 
 
 def _has_verb(text: str) -> bool:
-    """Whether a _VERB_WORD (a verb of _VERB_PHRASE followed by [ \t]) occurs: tried where a stem occurs."""
+    """Whether a _VERB_WORD (a verb of _VERB_PHRASE followed by a space or tab) occurs: tried where a stem occurs."""
     return any(_VERB_WORD.match(text, i) for stem in _VERB_STEMS for i in _occurrences(text, stem))
 
 
