@@ -226,9 +226,14 @@ def _occurrences(text: str, literal: str) -> list[int]:
 
 def _matches_at(pattern: re.Pattern[str], text: str, starts: Iterable[str]) -> list[re.Match[str]]:
     """``pattern.finditer(text)`` for a pattern whose every match is non-empty and begins with one of the
-    literals ``starts``: ``pattern.match`` at each place one occurs, in order, from the end of the last match
-    (as finditer resumes). ``match(text, i)`` sees the text before ``i`` (lookbehinds, \\b) as a scan does."""
-    places = [i for literal in starts for i in _occurrences(text, literal)]
+    literals ``starts``: ``pattern.match`` at each place one occurs (:func:`_matches_from`)."""
+    return _matches_from(pattern, text, [i for literal in starts for i in _occurrences(text, literal)])
+
+
+def _matches_from(pattern: re.Pattern[str], text: str, places: list[int]) -> list[re.Match[str]]:
+    """``pattern.finditer(text)`` for a pattern whose every match is non-empty and begins at one of ``places``:
+    ``pattern.match`` at each, in order, from the end of the last match (as finditer resumes).
+    ``match(text, i)`` sees the text before ``i`` (lookbehinds, \\b) as a scan does."""
     places.sort()  # a place found twice fails twice, or lies before the end of the match made there
     found: list[re.Match[str]] = []
     end = 0
@@ -248,6 +253,22 @@ def _scan(pattern: re.Pattern[str], text: str, gate: bool = True,
     if not gate:
         return ()
     return pattern.finditer(text) if starts is None else _matches_at(pattern, text, starts)
+
+
+_BLANK_RUN = re.compile(r"[ \t]*")
+_TOKEN_RUN = re.compile(r"[\w.-]*")
+
+
+def _fraction_starts(text: str) -> list[int]:
+    """Every place a _FRACTION match can begin. Its denominator opens with "/" or "out" after [ \\t]
+    characters only, and its number (digits, a decimal point, a sign, or a number word: \\w . - characters)
+    ends where those begin: the number begins in the run of \\w . - characters ending there."""
+    rev, n = text[::-1], len(text)
+    places: list[int] = []
+    for k in (*_occurrences(text, "/"), *_occurrences(text, "out")):
+        end = n - _BLANK_RUN.match(rev, n - k).end()  # rev[n - k] is text[k - 1]: runs read backwards from k
+        places.extend(range(n - _TOKEN_RUN.match(rev, n - end).end(), end))
+    return places
 
 
 def _run_start(run: re.Pattern[str], text: str) -> int:
@@ -397,7 +418,9 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
     if pattern is not None:
         for m in _scan(pattern, lowered, number, names):
             add(m, 1, "labelled score")
-    for m in _scan(_FRACTION, lowered, number and ("/" in lowered or "out" in lowered)):  # the required _DEN
+    fraction = number and ("/" in lowered or "out" in lowered)  # the required _DEN
+    for m in (_matches_from(_FRACTION, lowered, _fraction_starts(lowered)) if _FAST and fraction
+              else _scan(_FRACTION, lowered, fraction)):
         add(m, 2, "N/D mark")
     for m in _scan(_STARS_WORD, lowered, number and "star" in lowered):
         add(m, 2, "N stars")

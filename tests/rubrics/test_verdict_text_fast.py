@@ -41,7 +41,7 @@ _GAPS = ("", " it", " this response", " the answer a", " a", " an", " a solid", 
          " it a rating of", " the text a grade")
 _CLOSERS = ("", ".", ",", " because", " for clarity", " overall", " points", " stars", " out of 5", "/5", " (",
             " - good", " in the 87th minute", " which", "!", "\n", " and", " minutes", "th")
-_DENS = ("", "/5", " / 10", "/3", " out of 5", " out of ten", " out of five", "/ 5", "/5.", "/50", " out of 5.5",
+_DENS = ("", "/5", " / 10", "/3", " out of 5", "\t/5", " \t/ 4", "\tout of 5", " out of ten", " out of five", "/ 5", "/5.", "/50", " out of 5.5",
          "/")
 _LEADS = ("", "would have earned ", "not ", "rather than ", "to achieve ", "keeps it from being ",
           "could be ", "it is not a ", "compared to ", "unless ", "never ", "needs to be ", "it prevents ",
