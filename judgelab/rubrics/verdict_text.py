@@ -271,6 +271,12 @@ def _fraction_starts(text: str) -> list[int]:
     return places
 
 
+def _parenthesized_starts(text: str) -> list[int]:
+    """Every place a _PARENTHESIZED match can begin: at a "(" or in the run of [ \\t] characters before it."""
+    rev, n = text[::-1], len(text)
+    return [i for k in _occurrences(text, "(") for i in range(n - _BLANK_RUN.match(rev, n - k).end(), k + 1)]
+
+
 def _run_start(run: re.Pattern[str], text: str) -> int:
     """Where the longest suffix of ``text`` made of ``run``'s characters begins (read on the reversed text)."""
     return len(text) - run.match(text[::-1]).end() if _FAST else 0
@@ -431,7 +437,9 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
         add(m, 2, "'a N' idiom")
     for m in _scan(_PERFECT_NOUN_N, lowered, number and "perfect" in lowered and "," in lowered):
         add(m, 2, "'a N' idiom")
-    parenthesized = list(_scan(_PARENTHESIZED, lowered, number and "(" in lowered and ")" in lowered))
+    paren = number and "(" in lowered and ")" in lowered
+    parenthesized = (_matches_from(_PARENTHESIZED, lowered, _parenthesized_starts(lowered)) if _FAST and paren
+                     else list(_scan(_PARENTHESIZED, lowered, paren)))
     if len(parenthesized) == 1:  # several are an enumeration "(1) ... (2) ...", not a verdict
         add(parenthesized[0], 2, "(N) after a word")
     if number:

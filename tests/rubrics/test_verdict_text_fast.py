@@ -87,7 +87,7 @@ def _fragment(pick: Pick) -> str:
         body = pick((f"{n} stars", f"{n}-star", f"{n} / 5 stars", "★★★☆☆", "★★★★★", "★☆", f"{n} star rating"))
     elif kind == "idiom":
         body = pick((f"a {n}{pick(_CLOSERS)}", f"a perfect {n} in terms of coherence", f"an {n}, perfect",
-                     f"a solid {n} because", f"perfect relevance, {n}.", f"perfect fluency,{n}", f"is a {n} since", f"irrelevant ({n}).",
+                     f"a solid {n} because", f"perfect relevance, {n}.", f"perfect fluency,{n}", f"is a {n} since", f"irrelevant ({n}).", f"fluent\t({n})", f"bad({n}).", f"weak \t ( {n} )",
                      f"good ({n}/5)", f"a strong {n} overall", f"a {n} for fluency"))
     elif kind == "json":
         key = pick(("score", "rating", "grade", "final_score", "coherence", "winner", "Score", "label", "other"))
