@@ -6,7 +6,8 @@
   (``judgelab.rubrics.parse_text.parse_score``: the hypothetical and comparative phrases, fractions, stars,
   JSON fields ...); real judge outputs are all distinct, so the import's time cannot fall below one parse
   per text. Printed: CPU microseconds per text on bench_scale's rationales, and what that is for the
-  three judges' texts of 10^6 and 10^7 judgment rows.
+  three judges' texts of 10^6 and 10^7 judgment rows; then the same with the readers' exact shortcuts off
+  (the plain scans every pattern made before them; the results are the same) and the ratio, from one run.
 - a clustered two-stage bootstrap (``stats.spearman(..., cluster=)``) draws every row of every resample:
   10,000 resamples of a criterion's pairs is 10,000 x pairs random draws, each counted into its cell.
   Printed: CPU nanoseconds per drawn row (the block draws and the compiled count of
@@ -25,18 +26,25 @@ import numpy as np
 from benchmarks.bench_scale import CRITERIA, ITEMS_PER_DOC, JUDGES, _rationales
 
 
-def parse_floor(n_texts: int, seed: int) -> float:
-    """CPU seconds per distinct text of parse_score on bench_scale's rationales."""
+def parse_floor(n_texts: int, seed: int, shortcuts: bool = True) -> float:
+    """CPU seconds per distinct text of parse_score on bench_scale's rationales; ``shortcuts=False`` runs the
+    readers' plain scans (``verdict_text._FAST`` and ``reply_text._FAST`` off: the reference path)."""
+    from judgelab.rubrics import reply_text, verdict_text
     from judgelab.rubrics.parse_text import parse_score
 
     rng = np.random.default_rng(seed)
     texts = list(_rationales(rng, rng.integers(1, 6, size=n_texts).astype(float)))
     assert len(set(texts)) == n_texts
-    parse_score(texts[0])  # imports and compiled patterns
-    c0 = time.process_time()
-    for text in texts:
-        parse_score(text, (1, 5))
-    return (time.process_time() - c0) / n_texts
+    before = verdict_text._FAST, reply_text._FAST
+    verdict_text._FAST = reply_text._FAST = shortcuts
+    try:
+        parse_score(texts[0])  # imports and compiled patterns
+        c0 = time.process_time()
+        for text in texts:
+            parse_score(text, (1, 5))
+        return (time.process_time() - c0) / n_texts
+    finally:
+        verdict_text._FAST, reply_text._FAST = before
 
 
 def two_stage_floor(pairs: int, resamples: int, seed: int) -> float:
@@ -65,10 +73,12 @@ def main() -> None:
     args = parser.parse_args()
 
     per_text = parse_floor(args.texts, args.seed)
+    plain = parse_floor(args.texts, args.seed, shortcuts=False)
     texts_per_row = len(JUDGES) / (len(JUDGES) + 1)  # the judges' cells of the wide file (the gold one is a number)
     print(f"parse_score, {args.texts:,} distinct ~300-character rationales: {per_text * 1e6:.0f} us CPU per text"
           f" -> from_frame(parse='score') at 10^6 rows {per_text * texts_per_row * 1e6:.0f} s, "
-          f"at 10^7 rows {per_text * texts_per_row * 1e7:.0f} s (if every output had text)")
+          f"at 10^7 rows {per_text * texts_per_row * 1e7:.0f} s (if every output had text); "
+          f"the plain scans (shortcuts off) {plain * 1e6:.0f} us, {plain / per_text:.1f}x")
     pairs = args.rows // (len(CRITERIA) * (len(JUDGES) + 1))
     per_row = two_stage_floor(pairs, args.resamples, args.seed)
     draws = 10_000 * len(CRITERIA) / (len(CRITERIA) * (len(JUDGES) + 1))  # drawn rows per judgment row

@@ -26,6 +26,10 @@ __all__ = ["THINKING_ONLY", "JsonObject", "Reply", "answer_text", "json_objects"
            "split_thinking", "strip_code_fences"]
 
 THINKING_ONLY = "thinking only"
+# _FAST = False turns off the shortcuts that skip work on a reply without the mark it looks for (a tag's "<", a
+# brace, a quote, a fence, a > line): the reference the fast path is tested against
+# (tests/rubrics/test_verdict_text_fast.py)
+_FAST = True
 _THINK_TAG = re.compile(r"<(/?)(think|thinking)>", re.IGNORECASE)
 
 
@@ -46,6 +50,8 @@ class Reply:
 def split_thinking(raw: str | None) -> Reply:
     """Separate ``<think>``/``<thinking>`` reasoning from the answer (nothing is lost: answer + thinking)."""
     text = raw or ""
+    if _FAST and "<" not in text:
+        return Reply(text.strip(), "", "none")  # every tag opens with "<": no tag, all answer (as the loop gives)
     answer, thinking = [], []
     state: Literal["none", "closed", "unclosed", "close_only"] = "none"
     pos, inside = 0, False
@@ -142,6 +148,8 @@ def json_objects(text: str, max_starts: int = 400) -> list[JsonObject]:
 
     Only the last ``max_starts`` opening braces are tried (a bound on the work for huge replies).
     """
+    if _FAST and "{" not in text:
+        return []  # no opening brace, no object
     starts = [i for i, ch in enumerate(text) if ch == "{"][-max_starts:]
     found: list[JsonObject] = []
     for s in starts:
@@ -168,9 +176,15 @@ def quoted_regions(text: str, objects: list[JsonObject] | None = None) -> list[t
     JSON objects of ``objects`` (whose keys are quoted by syntax, not cited); a quote left unpaired at a
     blank line or at the end quotes nothing.
     """
-    regions = [(m.start(), m.end()) for m in _FENCED_BLOCK.finditer(text)]
-    regions += [(m.start(), m.end()) for m in _BLOCK_QUOTE.finditer(text)]
-    regions += [(m.start(), m.end()) for m in _CURLY.finditer(text)]
+    # each kind needs its mark: a fence's ```, a > line's >, a “ (a gate that only skips scans that find nothing)
+    fast = _FAST
+    regions = [(m.start(), m.end()) for m in _FENCED_BLOCK.finditer(text)] if not fast or "```" in text else []
+    if not fast or ">" in text:
+        regions += [(m.start(), m.end()) for m in _BLOCK_QUOTE.finditer(text)]
+    if not fast or "“" in text:
+        regions += [(m.start(), m.end()) for m in _CURLY.finditer(text)]
+    if fast and '"' not in text:
+        return sorted(regions)  # masking only blanks characters: no straight quote in the text, none to pair
     masked = list(text)
     for s, e in [*regions, *((o.start, o.end) for o in objects or ())]:
         masked[s:e] = " " * (e - s)

@@ -54,8 +54,9 @@ phrase ("explanation": "a score of 3 was tempting" is not a second score).
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from judgelab.rubrics.base import ParseFailure
@@ -170,6 +171,124 @@ _HYPOTHETICAL = re.compile(
 _OPTION_AFTER = re.compile(r"[ \t]*[\"'”’]?[ \t]*(?:if|when|for[ \t]+(?:a[ \t]+)?ties?|means)\b")
 
 
+# ---------------------------------------------------------------- exact shortcuts (speed only)
+# A scan of the whole text by a pattern that opens with a lookbehind, a \b or an optional group tries a match at
+# every position; most replies hold few of the words a verdict needs. The shortcuts below skip such scans, or
+# try the pattern only where a match can begin, and never change a result: each one names the text a match
+# cannot do without (a *gate*: no such text, no match) or every string a match can begin with (its *starts*),
+# read off the pattern next to it. _FAST = False runs the plain scans: the reference the tests compare with
+# (tests/rubrics/test_verdict_text_fast.py), and the way to check a new pattern's gate.
+_FAST = True
+_DIGIT = re.compile(r"\d")  # \d is any Unicode digit, as in _NUM (float() reads them)
+_VERB_WORD = re.compile(  # a _VERB_PHRASE verb (either form) and the [ \t] its gap or number must open with
+    r"(?:give|giving|assign|assigning|award|awarding|rate|rating|score|scoring|grade|grading|scores|scored)[ \t]"
+)
+_VERB_STEMS = ("giv", "assign", "award", "rat", "scor", "grad")  # every _VERB_WORD word begins with one of them
+_AS_WORDS = (" as ", " as\t", "\tas ", "\tas\t")  # the [ \t]as[ \t] of _AS_PHRASE
+# the characters from a _HYPOTHETICAL match to the window's end (\n: "$" also matches before a final newline)
+_HYPOTHETICAL_RUN = re.compile(r"[\w' \t\n-]*")
+# the characters from a _FINAL_NUMBER match to the end: the sentence end, spaces, the number, "/", parentheses
+_FINAL_NUMBER_RUN = re.compile(r"[.!?\s()\d/-]*")
+
+
+def _has_number(text: str) -> bool:
+    """Whether ``text`` holds a digit or a number word: every pattern reading a number needs one (_NUM's
+    ``num`` is digits or one of _WORDS; _FINAL_NUMBER and _LEADING_NUMBER need a digit)."""
+    if text.isascii():  # its only digits are 0-9, and ten substring searches beat a character-by-character \d scan
+        digit = any(d in text for d in "0123456789")
+    else:
+        digit = _DIGIT.search(text) is not None
+    return digit or any(word in text for word in _WORDS)
+
+
+def _has_verb(text: str) -> bool:
+    """Whether a _VERB_WORD (a verb of _VERB_PHRASE followed by a space or tab) occurs: tried where a stem occurs."""
+    return any(_VERB_WORD.match(text, i) for stem in _VERB_STEMS for i in _occurrences(text, stem))
+
+
+def _list_items(text: str) -> list[int]:
+    """Where the _LIST_ITEM matches begin. With _FAST, tried only where ``^`` can match (multiline: the start
+    and after each newline); a match stays on its line, so one line's match never hides the next line's."""
+    if not _FAST:
+        return [m.start() for m in _LIST_ITEM.finditer(text)]
+    starts = (0, *(i + 1 for i in _occurrences(text, "\n")))
+    return [i for i in starts if _LIST_ITEM.match(text, i)]
+
+
+def _occurrences(text: str, literal: str) -> list[int]:
+    places = []
+    i = text.find(literal)
+    while i >= 0:
+        places.append(i)
+        i = text.find(literal, i + 1)
+    return places
+
+
+def _matches_at(pattern: re.Pattern[str], text: str, starts: Iterable[str]) -> list[re.Match[str]]:
+    """``pattern.finditer(text)`` for a pattern whose every match is non-empty and begins with one of the
+    literals ``starts``: ``pattern.match`` at each place one occurs (:func:`_matches_from`)."""
+    return _matches_from(pattern, text, [i for literal in starts for i in _occurrences(text, literal)])
+
+
+def _matches_from(pattern: re.Pattern[str], text: str, places: list[int]) -> list[re.Match[str]]:
+    """``pattern.finditer(text)`` for a pattern whose every match is non-empty and begins at one of ``places``:
+    ``pattern.match`` at each, in order, from the end of the last match (as finditer resumes).
+    ``match(text, i)`` sees the text before ``i`` (lookbehinds, \\b) as a scan does."""
+    places.sort()  # a place found twice fails twice, or lies before the end of the match made there
+    found: list[re.Match[str]] = []
+    end = 0
+    for i in places:
+        if i >= end and (m := pattern.match(text, i)) is not None:
+            found.append(m)
+            end = m.end()
+    return found
+
+
+def _scan(pattern: re.Pattern[str], text: str, gate: bool = True,
+          starts: Iterable[str] | None = None) -> Iterable[re.Match[str]]:
+    """``pattern.finditer(text)``: nothing when the caller's ``gate`` is False, else the matches at ``starts``
+    (:func:`_matches_at`) or a plain scan. With _FAST off, always the plain scan."""
+    if not _FAST:
+        return pattern.finditer(text)
+    if not gate:
+        return ()
+    return pattern.finditer(text) if starts is None else _matches_at(pattern, text, starts)
+
+
+_BLANK_RUN = re.compile(r"[ \t]*")
+_TOKEN_RUN = re.compile(r"[\w.-]*")
+
+
+def _fraction_starts(text: str) -> list[int]:
+    """Every place a _FRACTION match can begin. Its denominator opens with "/" or "out" after [ \\t]
+    characters only, and its number (digits, a decimal point, a sign, or a number word: \\w . - characters)
+    ends where those begin: the number begins in the run of \\w . - characters ending there."""
+    rev, n = text[::-1], len(text)
+    places: list[int] = []
+    for k in (*_occurrences(text, "/"), *_occurrences(text, "out")):
+        end = n - _BLANK_RUN.match(rev, n - k).end()  # rev[n - k] is text[k - 1]: runs read backwards from k
+        places.extend(range(n - _TOKEN_RUN.match(rev, n - end).end(), end))
+    return places
+
+
+def _parenthesized_starts(text: str) -> list[int]:
+    """Every place a _PARENTHESIZED match can begin: at a "(" or in the run of [ \\t] characters before it."""
+    rev, n = text[::-1], len(text)
+    return [i for k in _occurrences(text, "(") for i in range(n - _BLANK_RUN.match(rev, n - k).end(), k + 1)]
+
+
+def _run_start(run: re.Pattern[str], text: str) -> int:
+    """Where the longest suffix of ``text`` made of ``run``'s characters begins (read on the reversed text)."""
+    return len(text) - run.match(text[::-1]).end() if _FAST else 0
+
+
+def _hypothetical(window: str) -> bool:
+    """Whether a hypothetical or comparative lead-in closes ``window`` (:data:`_HYPOTHETICAL`). A match and
+    everything after it up to the end are _HYPOTHETICAL_RUN characters, so no match begins before the
+    window's last run of them; the character before that run is not a word character, so \\b sees the same."""
+    return _HYPOTHETICAL.search(window, _run_start(_HYPOTHETICAL_RUN, window)) is not None
+
+
 def _number(token: str) -> float:
     return float(_WORDS.get(token, token))
 
@@ -188,9 +307,27 @@ def _labelled(labels: Sequence[str]) -> re.Pattern[str] | None:
                       rf"{_BRACKETED}")
 
 
-def _clean(text: str) -> tuple[str, list[int]]:
+def _labelled_names(labels: Sequence[str]) -> tuple[re.Pattern[str] | None, list[str]]:
+    """:func:`_labelled` and the names it matches (where its matches begin); with _FAST, kept per tuple of labels
+    (building the pattern and looking it up in re's cache cost more than a short reply's scans)."""
+    if _FAST:
+        try:
+            return _labelled_names_kept(tuple(labels))
+        except TypeError:  # an unhashable label: the plain call raises or answers as before
+            pass
+    return _labelled(labels), [label.strip().lower() for label in labels if label and label.strip()]
+
+
+@functools.lru_cache(maxsize=64)
+def _labelled_names_kept(labels: tuple[str, ...]) -> tuple[re.Pattern[str] | None, list[str]]:
+    return _labelled(labels), [label.strip().lower() for label in labels if label and label.strip()]
+
+
+def _clean(text: str) -> tuple[str, Sequence[int]]:
     """The text without markdown marks (:data:`_STRIP`), and for each of its characters the position it
     had in ``text`` (plus one past the end); lowercase keeps the length (so positions stay valid)."""
+    if _FAST and "*" not in text and "__" not in text and "`" not in text and "#" not in text:
+        return text, range(len(text) + 1)  # every _STRIP alternative needs one of these: nothing to strip
     pieces: list[str] = []
     origin: list[int] = []
     pos = 0
@@ -211,7 +348,7 @@ def _lower(text: str) -> str:
 
 
 def _inside(start: int, end: int, spans: Sequence[tuple[int, int]]) -> bool:
-    return any(s <= start and end <= e for s, e in spans)
+    return bool(spans) and any(s <= start and end <= e for s, e in spans)  # (no spans: no generator to set up)
 
 
 def _json_number(value: object) -> float | None:
@@ -246,12 +383,19 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
     found: list[ScoreCandidate] = []
     set_aside: list[tuple[int, int]] = []
 
+    lead_ins: dict[int, bool] = {}  # position -> whether a hypothetical lead-in ends there (several marks share one)
+
+    def hypothetical(s: int) -> bool:
+        if s not in lead_ins:
+            lead_ins[s] = _hypothetical(lowered[max(0, s - 60) : s])
+        return lead_ins[s]
+
     def add(m: re.Match[str], tier: int, rule: str, final: bool = False, value: float | None = None,
             denominator: float | None = None) -> None:
         starts = {m.start()}
         if "num" in m.re.groupindex and m.group("num"):
             starts.add(m.start("num"))
-        if tier < 3 and any(_HYPOTHETICAL.search(lowered[max(0, s - 60) : s]) for s in starts):
+        if tier < 3 and any(hypothetical(s) for s in starts):
             set_aside.append((m.start(), m.end()))
             return
         v = _number(m.group("num")) if value is None else value
@@ -261,49 +405,65 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
         formal = rule in ("[[N]]", "[RESULT] N") or "[[" in m.group(0)
         found.append(ScoreCandidate(m.start(), m.end(), v, d, tier, final, rule, span, formal=formal))
 
-    for m in _LABEL_PHRASE.finditer(lowered):
+    # the gates and starts of each scan, read off its pattern (see _scan); no number, no numeric mark
+    number = _has_number(lowered)
+    for m in _scan(_LABEL_PHRASE, lowered, number, ("final", "overall", "total", "score", "rating", "grade",
+                                                    "verdict")):  # the optional final word, else the noun
         add(m, 1, "score phrase", final=bool(m.group("final")))
-    for pattern in (_VERB_PHRASE, _AS_PHRASE):
-        for m in pattern.finditer(lowered):
-            add(m, 1, "score phrase")
-    for m in _DOUBLE_BRACKET.finditer(lowered):
+    for m in _scan(_VERB_PHRASE, lowered, number and _has_verb(lowered)):
+        add(m, 1, "score phrase")
+    as_phrase = number and any(word in lowered for word in _AS_WORDS)
+    for m in _scan(_AS_PHRASE, lowered, as_phrase, ("score", "rate", "grade", "rank")):
+        add(m, 1, "score phrase")
+    for m in _scan(_DOUBLE_BRACKET, lowered, number and "[[" in lowered):
         if not _OPTION_AFTER.match(lowered, m.end()):
             add(m, 1, "[[N]]")
-    for m in _RESULT.finditer(lowered):
+    for m in _scan(_RESULT, lowered, number and "[result]" in lowered):
         add(m, 1, "[RESULT] N", final=True)
-    pattern = _labelled(labels)
+    pattern, names = _labelled_names(labels)
     if pattern is not None:
-        for m in pattern.finditer(lowered):
+        for m in _scan(pattern, lowered, number, names):
             add(m, 1, "labelled score")
-    for m in _FRACTION.finditer(lowered):
+    fraction = number and ("/" in lowered or "out" in lowered)  # the required _DEN
+    for m in (_matches_from(_FRACTION, lowered, _fraction_starts(lowered)) if _FAST and fraction
+              else _scan(_FRACTION, lowered, fraction)):
         add(m, 2, "N/D mark")
-    for m in _STARS_WORD.finditer(lowered):
+    for m in _scan(_STARS_WORD, lowered, number and "star" in lowered):
         add(m, 2, "N stars")
-    for m in _STAR_GLYPHS.finditer(lowered):
+    for m in _scan(_STAR_GLYPHS, lowered, "★" in lowered):
         filled, empty = len(m.group("filled")), len(m.group("empty"))
         add(m, 2, "star glyphs", value=float(filled), denominator=float(filled + empty) if empty else None)
-    for pattern in (_A_N, _PERFECT_NOUN_N):
-        for m in pattern.finditer(lowered):
-            add(m, 2, "'a N' idiom")
-    parenthesized = list(_PARENTHESIZED.finditer(lowered))
+    for m in _scan(_A_N, lowered, number, ("a ", "a\t", "an ", "an\t")):  # "a"/"an" and the [ \t] after it
+        add(m, 2, "'a N' idiom")
+    for m in _scan(_PERFECT_NOUN_N, lowered, number and "perfect" in lowered and "," in lowered):
+        add(m, 2, "'a N' idiom")
+    paren = number and "(" in lowered and ")" in lowered
+    parenthesized = (_matches_from(_PARENTHESIZED, lowered, _parenthesized_starts(lowered)) if _FAST and paren
+                     else list(_scan(_PARENTHESIZED, lowered, paren)))
     if len(parenthesized) == 1:  # several are an enumeration "(1) ... (2) ...", not a verdict
         add(parenthesized[0], 2, "(N) after a word")
-    m = _FINAL_NUMBER.search(lowered.rstrip())
-    if m:
-        add(m, 3, "final number")
-    m = _LEADING_NUMBER.match(lowered)
-    if m:
-        add(m, 3, "leading number")
-    kept = [c for c in found if not any(s <= c.start and c.end <= e for s, e in set_aside)]
-    items = [m.start() for m in _LIST_ITEM.finditer(lowered)]
-    kept = [replace(c, in_list=_in_list_item(lowered, c.start, items)) for c in kept]
+    if number:
+        tail = lowered.rstrip()  # a match and all after it are _FINAL_NUMBER_RUN characters: none begins before
+        m = _FINAL_NUMBER.search(tail, _run_start(_FINAL_NUMBER_RUN, tail))
+        if m:
+            add(m, 3, "final number")
+        m = _LEADING_NUMBER.match(lowered)
+        if m:
+            add(m, 3, "leading number")
+    kept = [c for c in found if not _inside(c.start, c.end, set_aside)]
+    items = _list_items(lowered)
+    if items:
+        kept = [replace(c, in_list=True) if _in_list_item(lowered, c.start, items) else c for c in kept]
     located = []
     object_spans = [(o.start, o.end) for o in objects]
     for c in _strongest_per_number(kept):  # to the answer's positions; phrases inside JSON text never count
         start, end = origin[c.start], origin[max(c.start, c.end - 1)] + 1
         if not _inside(start, end, object_spans):
-            located.append(replace(c, start=start, end=end, quoted=_inside(start, end, quoted)))
-    keys = SCORE_KEYS | {label.strip().lower() for label in labels if label and label.strip()}
+            inside = _inside(start, end, quoted)
+            located.append(c if (start, end, inside) == (c.start, c.end, False)
+                           else replace(c, start=start, end=end, quoted=inside))
+    # (only with objects to read: _labelled_names made the same calls on the labels above, so nothing raises here)
+    keys = SCORE_KEYS | {label.strip().lower() for label in labels if label and label.strip()} if objects else set()
     for obj in objects:
         for key, value in obj.value.items():
             number = _json_number(value)
@@ -409,6 +569,18 @@ _LEADING = re.compile(rf"^\s*(?:{_LABEL}|\(?(?P<l3>[ab])\)?)(?=\s*(?:[.:,!)\n]|$
 # alone on its line ("1\n\nReason: ..."; never "1." or "1)", which open numbered lists)
 _LEADING_TIE = re.compile(r"^\s*(?:it\s+is\s+a\s+|it's\s+a\s+|a\s+)?(?:tie|draw)(?=[ \t]*(?:[.:!\n]|$))")
 _LEADING_DIGIT = re.compile(r"^\s*(?P<l4>[12])(?=[ \t]*(?:\n|$))")
+# where each of _WINNER_PHRASES can begin (see _scan; None: anywhere), and the words one of which it cannot match
+# without (None: no such word).
+# _LABEL begins with a _SIDE word or "(a)"/"(b)"; "preferred" and "preferable" both hold "prefer".
+_SIDE_STARTS = ("output", "assistant", "response", "answer", "model", "summary", "candidate", "option", "system", "(")
+_WINNER_SHORTCUTS: tuple[tuple[tuple[str, ...] | None, tuple[str, ...] | None], ...] = (
+    (_SIDE_STARTS, ("better", "superior", "stronger", "prefer", "winner", "best")),
+    (("winner", "verdict", "choice", "preferred", "better", "answer"), None),
+    (("winner", "verdict", "choice", "better"), None),
+    (("a ", "a\t", "b ", "b\t"), ("better", "superior", "preferred", "winner")),  # [ab][ \t]+
+    (None, ("choose", "prefer", "pick", "select")),
+    (_SIDE_STARTS, ("wins",)),
+)
 
 
 def _side(m: re.Match[str]) -> str:
@@ -458,14 +630,15 @@ def winner_candidates(raw: str) -> list[WinnerCandidate]:
         if not _inside(a, b, object_spans):
             found.append(WinnerCandidate(a, value, tier, rule, text.strip(), _inside(a, b, quoted), tier == 1))
 
-    for m in _BRACKET_VERDICT.finditer(lowered):
+    for m in _scan(_BRACKET_VERDICT, lowered, "[[" in lowered):
         if not _OPTION_AFTER.match(lowered, m.end()):
             add(m.start(), m.end(), _bracket_winner(m.group("v")), 1, "[[verdict]]", m.group(0))
-    for pattern in _WINNER_PHRASES:
-        for m in pattern.finditer(lowered):
-            if not _HYPOTHETICAL.search(lowered[max(0, m.start() - 60) : m.start()]):
+    for pattern, (starts, needs) in zip(_WINNER_PHRASES, _WINNER_SHORTCUTS, strict=True):
+        for m in _scan(pattern, lowered, needs is None or any(word in lowered for word in needs), starts):
+            if not _hypothetical(lowered[max(0, m.start() - 60) : m.start()]):
                 add(m.start(), m.end(), _side(m), 2, "winner phrase", m.group(0))
-    for m in _WINNER_TIE.finditer(lowered):
+    tie = "tie" in lowered or "draw" in lowered
+    for m in _scan(_WINNER_TIE, lowered, tie, ("winner", "verdict", "choice")):
         add(m.start(), m.end(), "TIE", 2, "winner phrase", m.group(0))
     m = _LEADING.match(lowered) or _LEADING_DIGIT.match(lowered)
     if m:
@@ -522,8 +695,10 @@ def read_label(raw: str, labels: Sequence[str]) -> TextVerdict:
     quoted = quoted_regions(text)
     marks: list[Mark] = []
     phrase = re.compile(rf"\b{_LABEL_NOUN}\b[ \t]*(?:is|:|=|-)?[ \t]*[\"'(\[]?[ \t]*{word}")
-    for m in phrase.finditer(lowered):
-        if _HYPOTHETICAL.search(lowered[max(0, m.start() - 60) : m.start()]):
+    nouns = ("final", "label", "answer", "verdict", "judg", "decision", "classification", "category", "rating",
+             "result")  # where the phrase can begin: the optional "final", else a _LABEL_NOUN
+    for m in _scan(phrase, lowered, True, nouns):
+        if _hypothetical(lowered[max(0, m.start() - 60) : m.start()]):
             continue
         start = origin[m.start()]
         marks.append(Mark(by_text[m.group("label")], start, m.group(0), 1, True,
