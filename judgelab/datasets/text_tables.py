@@ -179,24 +179,10 @@ def _read_records(handle: Any, path: Path, *, sep: str, name: str, error: ErrorC
             add_row(record)
             add_line(first_line)
     except csv.Error as exc:
-        raise error(f"cannot read {path.name} as {name}: the record from line {last + 1}: {exc} (an unclosed quote makes "
-                    "the rest of a file one cell; a cell with a line break, a delimiter or a quote must be quoted, "
-                    'with a quote inside written as "")') from None
+        raise error(_malformed(path, name, last + 1, exc)) from None
     finally:
         csv.field_size_limit(limit)
-    if header is None:
-        raise error(f"data file is empty: {path}")
-    _check_header(path, header, header_line, error)
-    if ragged:
-        width = len(header)
-        if len(ragged) == len(rows) and all(n == width + 1 for _, n in ragged):
-            raise error(f"{path.name}: every row has {width + 1} fields but the header (line {header_line}) names "
-                        f"{width} columns: one column has no name (pandas would take the first as an index and "
-                        "shift every column); name every column in the header")
-        line, n = ragged[0]
-        raise error(f"{path.name}: line {line} has {n} fields but the header (line {header_line}) has {width}"
-                    f"{f' ({len(ragged)} such rows)' if len(ragged) > 1 else ''}; quote cells that hold "
-                    f"{'a tab' if sep == chr(9) else 'a comma'} and give every row one cell per column")
+    header = _checked_header(path, header, header_line, len(rows), ragged, sep=sep, error=error)
     if not rows:
         return pd.DataFrame(columns=header, dtype=object), lines
     frame = pd.DataFrame(rows, columns=header, dtype=object)
@@ -215,6 +201,33 @@ def arrow_text(frame: pd.DataFrame) -> pd.DataFrame:
     if not frame.columns.is_unique:  # read_delimited refuses a repeated header name; a frame built otherwise stays
         return frame
     return pd.DataFrame({c: frame[c].astype("str") for c in frame.columns}, index=frame.index, copy=False)
+
+
+def _malformed(path: Path, name: str, line: int, exc: csv.Error) -> str:
+    """The sentence for a record the csv module cannot read (from ``line`` on)."""
+    return (f"cannot read {path.name} as {name}: the record from line {line}: {exc} (an unclosed quote makes "
+            "the rest of a file one cell; a cell with a line break, a delimiter or a quote must be quoted, "
+            'with a quote inside written as "")')
+
+
+def _checked_header(path: Path, header: list[str] | None, header_line: int, n_rows: int,
+                    ragged: Sequence[tuple[int, int]], *, sep: str, error: ErrorClass) -> list[str]:
+    """The header once every record is read; refused when the file has none, names a column twice or blank, or
+    has ``ragged`` records ((line, fields) of the ``n_rows`` data rows whose width differs from the header's)."""
+    if header is None:
+        raise error(f"data file is empty: {path}")
+    _check_header(path, header, header_line, error)
+    if ragged:
+        width = len(header)
+        if len(ragged) == n_rows and all(n == width + 1 for _, n in ragged):
+            raise error(f"{path.name}: every row has {width + 1} fields but the header (line {header_line}) names "
+                        f"{width} columns: one column has no name (pandas would take the first as an index and "
+                        "shift every column); name every column in the header")
+        line, n = ragged[0]
+        raise error(f"{path.name}: line {line} has {n} fields but the header (line {header_line}) has {width}"
+                    f"{f' ({len(ragged)} such rows)' if len(ragged) > 1 else ''}; quote cells that hold "
+                    f"{'a tab' if sep == chr(9) else 'a comma'} and give every row one cell per column")
+    return header
 
 
 def _check_header(path: Path, header: list[str], line: int, error: ErrorClass) -> None:

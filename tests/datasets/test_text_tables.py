@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judgelab.datasets.frame import FrameImportError
-from judgelab.datasets.text_tables import ErrorClass, _check_header, arrow_text, read_delimited
+from judgelab.datasets.text_tables import ErrorClass, _checked_header, _malformed, arrow_text, read_delimited
 
 _CELLS = st.one_of(st.sampled_from(["", "NA", "nan", " ", "x", "1", "2.5", "ü", "a,b", "say \"hi\"", "two\nlines",
                                     "\t", "  padded "]), st.text(max_size=6))
@@ -104,7 +104,8 @@ def test_arrow_text_keeps_every_cell(case: tuple[str, str], missing: tuple[str, 
 
 def _previous_read_delimited(path: Path, *, sep: str, missing_values: Sequence[str], error: ErrorClass,
                    format_name: str | None = None) -> tuple[pd.DataFrame, list[int]]:
-    """read_delimited before its faster loop (the reference)."""
+    """read_delimited before its faster loop (the reference): the previous loop over the records; what is
+    refused once they are read, and how it is said, is the reader's own (text_tables._checked_header)."""
     name = format_name or ("TSV" if sep == "\t" else "CSV")
     text = path.read_bytes().decode("utf-8-sig")
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, quotechar='"', doublequote=True, strict=True)
@@ -128,24 +129,10 @@ def _previous_read_delimited(path: Path, *, sep: str, missing_values: Sequence[s
             rows.append(record)
             lines.append(first_line)
     except csv.Error as exc:
-        raise error(f"cannot read {path.name} as {name}: the record from line {last + 1}: {exc} (an unclosed quote makes "
-                    "the rest of a file one cell; a cell with a line break, a delimiter or a quote must be quoted, "
-                    'with a quote inside written as "")') from None
+        raise error(_malformed(path, name, last + 1, exc)) from None
     finally:
         csv.field_size_limit(limit)
-    if header is None:
-        raise error(f"data file is empty: {path}")
-    _check_header(path, header, header_line, error)
-    if ragged:
-        width = len(header)
-        if len(ragged) == len(rows) and all(n == width + 1 for _, n in ragged):
-            raise error(f"{path.name}: every row has {width + 1} fields but the header (line {header_line}) names "
-                        f"{width} columns: one column has no name (pandas would take the first as an index and "
-                        "shift every column); name every column in the header")
-        line, n = ragged[0]
-        raise error(f"{path.name}: line {line} has {n} fields but the header (line {header_line}) has {width}"
-                    f"{f' ({len(ragged)} such rows)' if len(ragged) > 1 else ''}; quote cells that hold "
-                    f"{'a tab' if sep == chr(9) else 'a comma'} and give every row one cell per column")
+    header = _checked_header(path, header, header_line, len(rows), ragged, sep=sep, error=error)
     missing = set(missing_values)
     cells = [[np.nan if cell in missing else cell for cell in record] for record in rows]
     frame = pd.DataFrame(cells, columns=header, dtype=object) if cells else pd.DataFrame(columns=header, dtype=object)
