@@ -210,7 +210,7 @@ def _select(table: pd.DataFrame, criterion: str, judge: str | None) -> pd.DataFr
     else:  # reference rows are labels to compare with, not a judge under test
         rows = rows[~is_reference(rows)]
     if rows.empty:
-        have = sorted(set(table["criterion"].dropna().astype(str)))
+        have = sorted(judgments.distinct_text(table["criterion"]))
         raise ConfigError(f"the judgments table has no rows for criterion {criterion!r}"
                           + (f" and judge {judge!r}" if judge else "") + f" (criteria: {have})")
     judges = rows["judge"].dropna().unique()

@@ -30,11 +30,11 @@ def summary_line(table: pd.DataFrame, stats: Mapping[str, Any] | None = None) ->
     """One sentence: items, judgments (ok / unscored), judges, and for a run its calls, cache hits, cost and time."""
     counts = judgments.status_counts(table)
     ok = counts.get(judgments.OK, 0)
-    judges = sorted(_distinct_text(table["judge"]))
+    judges = sorted(judgments.distinct_text(table["judge"]))
     parts = [f"{table['item_id'].nunique():,} items", f"{len(table):,} judgment rows ({ok:,} ok, "
              f"{len(table) - ok:,} unscored)", f"{len(judges)} judge(s): {', '.join(judges[:6])}"
              + (" …" if len(judges) > 6 else "")]
-    conditions = sorted(_distinct_text(table["condition"]))
+    conditions = sorted(judgments.distinct_text(table["condition"]))
     if conditions and conditions != ["original"]:
         parts.append(f"conditions: {', '.join(conditions)}")
     if stats:
@@ -46,12 +46,6 @@ def summary_line(table: pd.DataFrame, stats: Mapping[str, Any] | None = None) ->
         if stats.get("wall_s") is not None:
             parts.append(f"{float(stats['wall_s']):.1f} s")
     return "; ".join(parts)
-
-
-def _distinct_text(column: pd.Series) -> set[str]:
-    """The column's distinct present values as text: set(column.dropna().astype(str)) over its distinct values
-    only (a table repeats its judges and conditions on every row)."""
-    return {str(v) for v in column.dropna().unique()}
 
 
 # ---------------------------------------------------------------- notebook views

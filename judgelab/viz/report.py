@@ -181,7 +181,7 @@ def _rendered_prompts(source: ReportSource) -> dict[str, list[dict[str, str]]]:
     table, rubric = source.table, source.rubric
     if rubric is None or source.items is None or "prompt_hash" not in table:
         return {}
-    wanted = set(table["prompt_hash"].dropna().astype(str))
+    wanted = judgments.distinct_text(table["prompt_hash"])
     judged = set(table.loc[table["prompt_hash"].notna(), "item_id"].astype(str))
     found: dict[str, list[dict[str, str]]] = {}
     orders = (False, True) if getattr(rubric, "mode", "") == "pairwise" else (False,)

@@ -24,7 +24,7 @@ import ipywidgets as w
 import pandas as pd
 
 from judgelab.judgments import detail as row_detail
-from judgelab.judgments import is_scored, scored
+from judgelab.judgments import distinct_text, is_scored, scored
 from judgelab.viz.style import frame_html
 
 __all__ = ["FILTERS", "GOLD_FIELDS", "SWAPPED_NOTE", "DisagreementBrowser", "RubricExplorer", "budget_for",
@@ -283,7 +283,7 @@ class DisagreementBrowser:
             raise ValueError("the table has no judge rows besides human/gold references")
         default_gold = gold or ("gold" if (table["judge"] == "gold").any() else "human")
         # "position flips" needs both orders: data judged in one order is not offered a filter that finds nothing
-        conditions = set(table["condition"].dropna().astype(str))
+        conditions = distinct_text(table["condition"])
         self.filters = [f for f in FILTERS if f != "position flips" or {"original", "swapped"} <= conditions]
         self.kind = w.Dropdown(options=self.filters, value="judge vs gold", description="show")
         self.judge = w.Dropdown(options=judges, description="judge")

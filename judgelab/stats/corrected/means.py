@@ -567,7 +567,7 @@ def corrected_difference(
     """
     if between not in table.columns:
         raise CorrectionError(f"between={between!r} is not a column of the table")
-    present = sorted(set(table.loc[table["judge"] == judge, between].dropna().astype(str)))
+    present = sorted(distinct_text(table.loc[table["judge"] == judge, between]))
     if a is None or b is None:
         if len(present) != 2:
             raise CorrectionError(f"{between!r} has values {present[:8]} for judge {judge!r}; name the two to "
