@@ -100,21 +100,23 @@ def iter_jobs(items: pd.DataFrame, rubric: Rubric, *, condition: str = "original
     :func:`plan_jobs` refuses it. They become dicts ``_RECORDS_CHUNK`` at a time (once to check them, once to
     plan), never all at once: at 10^7 items the dicts alone would take more memory than the table.
     """
+    _check_items(_records(items), items, rubric)
+    return _jobs(_records(items), rubric, condition, swap, order, seed, repeats)
+
+
+def _records(items: pd.DataFrame) -> Iterator[dict[str, Any]]:
+    """The items as dicts, made ``_RECORDS_CHUNK`` at a time."""
     for start in range(0, len(items), _RECORDS_CHUNK):
-        _check_items(items.iloc[start:start + _RECORDS_CHUNK].to_dict(orient="records"), None, rubric)
-    _check_items([], items, rubric)
-    records = (record for start in range(0, len(items), _RECORDS_CHUNK)
-               for record in items.iloc[start:start + _RECORDS_CHUNK].to_dict(orient="records"))
-    return _jobs(records, rubric, condition, swap, order, seed, repeats)
+        yield from items.iloc[start:start + _RECORDS_CHUNK].to_dict(orient="records")
 
 
-def _check_items(records: list[dict[str, Any]], items: pd.DataFrame | None, rubric: Rubric) -> None:
-    """Refuse, before any request, an item missing a required field (``records``) and, given the whole
-    ``items``, a judged item the rubric may not judge (e.g. one in its few-shot pool)."""
+def _check_items(records: Iterable[dict[str, Any]], items: pd.DataFrame, rubric: Rubric) -> None:
+    """Refuse, before any request, an item missing a required field (each of ``records``, the items as dicts)
+    and a judged item the rubric may not judge (e.g. one in its few-shot pool)."""
     for item in records:
         check_fields(item, rubric)
     exclude = getattr(rubric, "exclude_judged_items", None)
-    if items is not None and callable(exclude):  # e.g. few-shot pools must never contain an item being judged
+    if callable(exclude):  # e.g. few-shot pools must never contain an item being judged
         exclude(list(items["item_id"]))
 
 
