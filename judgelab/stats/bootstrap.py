@@ -43,11 +43,11 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from judgelab.stats import two_stage
 from judgelab.stats._inputs import StatsInputError, judge_names, per_group, resolve
 from judgelab.stats.contingency import kendall_from_table, spearman_from_table
 from judgelab.stats.tidy import join_notes, result_row, tidy_frame
 from judgelab.stats.two_stage import (
+    KERNEL_MIN_DRAWS,
     ClusterResampling,
     Clusters,
     blocks,
@@ -320,7 +320,7 @@ def _two_stage_table_values(
     n_cells = statistic.n_cells
     sorted_cells = statistic.cells[clusters.order].astype(np.int32)  # small: stays in cache for the gathers
     plan = blocks(clusters, n_resamples, rng)
-    compiled = n_resamples * int(clusters.sizes.sum()) >= two_stage.KERNEL_MIN_DRAWS
+    compiled = n_resamples * int(clusters.sizes.sum()) >= KERNEL_MIN_DRAWS
 
     def one(i: int) -> np.ndarray:
         block = draw_block(clusters, *plan[i], "clusters_then_rows")

@@ -155,7 +155,7 @@ def _attach_rubric(source: ReportSource, rubric: Any) -> None:
     explicit = rubric is not None
     if rubric is None:
         rubric = source.meta.get("rubric_file") or source.meta.get("rubric")
-        names = sorted({str(v) for v in source.table["rubric"].dropna().unique()})
+        names = sorted(judgments.distinct_text(source.table["rubric"]))
         if rubric is None and len(names) == 1 and names[0] in list_rubrics():
             rubric = names[0]
     if rubric is None:

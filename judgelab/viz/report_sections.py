@@ -44,7 +44,7 @@ def rows_where(frame: pd.DataFrame, keep: pd.Series) -> pd.DataFrame:
 
 def gold_judge(table: pd.DataFrame) -> str | None:
     """The judge whose rows are the reference (``gold``, else ``human``), or None when the table has neither."""
-    present = {str(v) for v in table["judge"].dropna().unique()}  # distinct values only
+    present = judgments.distinct_text(table["judge"])
     return next((g for g in GOLD_JUDGES if g in present), None)
 
 
