@@ -299,8 +299,13 @@ def _den(m: re.Match[str]) -> float | None:
     return _number(den) if den else None
 
 
+def _label_names(labels: Sequence[str]) -> list[str]:
+    """The caller's labels as the lowered text reads them (blank ones left out)."""
+    return [label.strip().lower() for label in labels if label and label.strip()]
+
+
 def _labelled(labels: Sequence[str]) -> re.Pattern[str] | None:
-    names = [re.escape(label.strip().lower()) for label in labels if label and label.strip()]
+    names = [re.escape(name) for name in _label_names(labels)]
     if not names:
         return None
     return re.compile(rf"\b(?:{'|'.join(names)})\b[ \t]*(?:\([^()\n]{{0,20}}\)[ \t]*)?(?:[:=]|-(?!\d))[ \t]*"
@@ -315,12 +320,12 @@ def _labelled_names(labels: Sequence[str]) -> tuple[re.Pattern[str] | None, list
             return _labelled_names_kept(tuple(labels))
         except TypeError:  # an unhashable label: the plain call raises or answers as before
             pass
-    return _labelled(labels), [label.strip().lower() for label in labels if label and label.strip()]
+    return _labelled(labels), _label_names(labels)
 
 
 @functools.lru_cache(maxsize=64)
 def _labelled_names_kept(labels: tuple[str, ...]) -> tuple[re.Pattern[str] | None, list[str]]:
-    return _labelled(labels), [label.strip().lower() for label in labels if label and label.strip()]
+    return _labelled(labels), _label_names(labels)
 
 
 def _clean(text: str) -> tuple[str, Sequence[int]]:
@@ -463,7 +468,7 @@ def score_candidates(raw: str, labels: Sequence[str] = ()) -> list[ScoreCandidat
             located.append(c if (start, end, inside) == (c.start, c.end, False)
                            else replace(c, start=start, end=end, quoted=inside))
     # (only with objects to read: _labelled_names made the same calls on the labels above, so nothing raises here)
-    keys = SCORE_KEYS | {label.strip().lower() for label in labels if label and label.strip()} if objects else set()
+    keys = SCORE_KEYS | set(_label_names(labels)) if objects else set()
     for obj in objects:
         for key, value in obj.value.items():
             number = _json_number(value)
